@@ -1,0 +1,33 @@
+// Command tour prints the headline result of each fairslice package, one
+// section per package. Run it with
+//
+//	go run ./examples/tour
+//
+// Everything it prints is computed when it runs, deterministically.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	w := os.Stdout
+	fmt.Fprintln(w, "fairslice tour: the headline result of each package")
+	for _, s := range sections {
+		fmt.Fprintf(w, "\n== %s ==\n\n", s.title)
+		if err := s.run(w); err != nil {
+			fmt.Fprintf(os.Stderr, "tour: %s: %v\n", s.title, err)
+			os.Exit(1)
+		}
+	}
+}
+
+// sections lists the tour in order; each package adds one.
+var sections = []struct {
+	title string
+	run   func(io.Writer) error
+}{
+	{"shufflesharding: how rarely a noisy flow can squish a quiet one", shuffleShardingSection},
+}
