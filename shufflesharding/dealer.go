@@ -3,6 +3,7 @@ package shufflesharding
 import (
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // MaxHashBits is the number of hash bits a Dealer may rely on: NewDealer
@@ -43,12 +44,24 @@ func RequiredEntropyBits(deckSize, handSize int) int {
 type Dealer struct {
 	deckSize int
 	handSize int
-	// divs[i] divides by the product of the first i+1 radices,
-	// deckSize·(deckSize-1)···(deckSize-i). That product is below 2^60
-	// because RequiredEntropyBits ≤ MaxHashBits, and dividing the hash by
-	// each prefix product directly gives every quotient at once, instead
-	// of a chain of handSize dependent divisions.
-	divs [maxHandSize]divisor
+	// all divides by the product of all handSize radices,
+	// deckSize·(deckSize-1)···(deckSize-handSize+1), which is below 2^60
+	// because RequiredEntropyBits ≤ MaxHashBits; only the hash modulo that
+	// product determines the hand.
+	all reciprocal
+	// prefix[i] divides values below 2^63 by the product of the first i+1
+	// radices. Dividing by each prefix product directly gives every
+	// quotient at once, instead of a chain of dependent divisions.
+	prefix [maxHandSize]narrowReciprocal
+	// Cards 1 to handSize-1 are placed in packed lanes of lane bits
+	// (one more than a card number needs), perWord to a word, in at most
+	// two words; lane is 0 when they would need more. laneOnes has a 1 in
+	// the bottom bit of every lane of a word, and stepMask[j] selects, in
+	// each word, the top bits of the lanes of the cards after card j.
+	lane     uint
+	perWord  int
+	laneOnes uint64
+	stepMask [maxHandSize][2]uint64
 }
 
 // NewDealer returns a Dealer for the given deck and hand sizes.
@@ -76,10 +89,29 @@ func NewDealer(deckSize, handSize int) (*Dealer, error) {
 		return nil, fmt.Errorf("required entropy bits of deckSize %d and handSize %d is greater than %d", deckSize, handSize, MaxHashBits)
 	}
 	d := &Dealer{deckSize: deckSize, handSize: handSize}
-	prod := uint64(1)
-	for i := 0; i < handSize; i++ {
-		prod *= uint64(deckSize - i)
-		d.divs[i] = newDivisor(prod)
+	if deckSize > 1 {
+		prod := uint64(1)
+		for i := 0; i < handSize; i++ {
+			prod *= uint64(deckSize - i)
+			d.prefix[i] = newNarrowReciprocal(prod)
+		}
+		d.all = newReciprocal(prod)
+	}
+	if deckSize > 1 {
+		lane := uint(bits.Len(uint(deckSize-1))) + 1
+		perWord := 64 / int(lane)
+		if handSize-1 <= 2*perWord {
+			d.lane, d.perWord = lane, perWord
+			for k := 0; k < perWord; k++ {
+				d.laneOnes |= 1 << (uint(k) * lane)
+			}
+			for j := 0; j < handSize; j++ {
+				for i := j + 1; i < handSize; i++ {
+					k := i - 1 // card i's lane, counting from the first word
+					d.stepMask[j][k/perWord] |= 1 << (uint(k%perWord)*lane + lane - 1)
+				}
+			}
+		}
 	}
 	return d, nil
 }
@@ -118,28 +150,110 @@ func (d *Dealer) DealIntoHand(hashValue uint64, hand []int) []int {
 //
 // The hash is read as a mixed-radix number, least significant digit first,
 // with radices deckSize, deckSize-1, …: digit i is the position of card i
-// among the cards not yet dealt. Mapping that position back to a card number
-// walks the earlier digits from the most recent to the first, stepping over
-// each one at or below the running value; comparing against the raw digits
-// (not the resulting cards) is what makes the mapping exact.
+// among the cards not yet dealt. placeCards maps the positions to cards.
 func (d *Dealer) deal(hash uint64, cards []int) {
-	var digits [maxHandSize]int
+	if d.deckSize == 1 {
+		cards[0] = 0
+		return
+	}
+	// x = hash mod (radix_0···radix_{n-1}) < 2^60 has the same digits as
+	// hash. With q_i = x / (radix_0···radix_i), digit i is
+	// q_{i-1} mod radix_i = q_{i-1} - q_i·radix_i (q_{-1} = x), and the
+	// quotients are independent of each other.
+	var digits [maxHandSize]uint64
 	n := len(cards)
-	// With q_i = hash / (radix_0···radix_i), digit i is q_{i-1} mod radix_i
-	// = q_{i-1} - q_i·radix_i. The quotients are independent of each other.
-	prev := hash
-	for i := 0; i < n; i++ {
-		q := d.divs[i].quo(hash)
-		digits[i] = int(prev - q*uint64(d.deckSize-i))
+	x := hash - d.all.quo(hash)*d.all.d
+	prev := x
+	for i := range n - 1 {
+		q := d.prefix[i].quo(x)
+		digits[i] = prev - q*uint64(d.deckSize-i)
 		prev = q
 	}
-	for i := 0; i < n; i++ {
-		c := digits[i]
+	digits[n-1] = prev
+	if d.lane == 0 {
+		placeCards(digits[:n], cards)
+		return
+	}
+	if n-1 > d.perWord {
+		d.placeCardsPacked2(digits[:n], cards)
+		return
+	}
+	// The common case, written out here to save a call: placeCardsPacked2
+	// with one word.
+	lane, ones := d.lane&63, d.laneOnes // & 63: bare shifts, no range checks
+	top := (lane - 1) & 63
+	var w uint64
+	for i := n - 1; i >= 1; i-- { // the last card in the highest lane
+		w = w<<lane | digits[i]
+	}
+	w |= ones << top
+	for j := n - 2; j >= 0; j-- {
+		w += ((w - digits[j]*ones) & d.stepMask[j][0]) >> top
+	}
+	cards = cards[:n]
+	cards[0] = int(digits[0])
+	low := uint64(1)<<top - 1
+	for i := range cards[1:] {
+		cards[1+i] = int(w & low)
+		w >>= lane
+	}
+}
+
+// placeCards turns positions among the remaining cards into card numbers.
+// Card i starts as digit i and walks the earlier digits from the latest to
+// the first, stepping up by one past each digit at or below its running
+// value. The comparison is against the raw earlier digits, not the cards
+// they became; that is the exact inverse of removing dealt cards from the
+// deck one at a time.
+//
+// The cards' walks are independent of each other, so rather than walking one
+// card at a time, the packed versions take each earlier digit in turn (latest
+// first) and applies its step to every later card at once, with the running
+// values packed into the lanes of a word (deal, placeCardsPacked2).
+func placeCards(digits []uint64, cards []int) {
+	for i, c := range digits {
 		for j := i - 1; j >= 0; j-- {
-			// c++ when c >= digits[j], without a branch: these
-			// comparisons are data-dependent and mispredict half the time.
-			c += int(uint(digits[j]-c-1) >> 63)
+			c += (c-digits[j])>>63 ^ 1 // c >= digits[j], branch-free
 		}
-		cards[i] = c
+		cards[i] = int(c)
+	}
+}
+
+// placeCardsPacked2 is placeCards with the running values of cards 1 to
+// n-1 packed into the lanes of two words (card 0 takes no steps); deal does
+// the same in one word for the hands that fit, which is all of them except
+// hands of more than 9 cards from decks of at most 128. Every value fits in
+// lane-1 bits and is stored with its lane's top bit set. Subtracting a digit
+// from every lane at once then never borrows across lanes, and a lane's top
+// bit survives exactly when its value is at least the digit: shifted down to
+// the lane's bottom bit, that is the step to add.
+func (d *Dealer) placeCardsPacked2(digits []uint64, cards []int) {
+	lane, per, ones := d.lane&63, d.perWord, d.laneOnes
+	top := (lane - 1) & 63
+	n := len(digits)
+	var lo, hi uint64
+	for i := n - 1; i > per; i-- {
+		hi = hi<<lane | digits[i]
+	}
+	for i := per; i >= 1; i-- {
+		lo = lo<<lane | digits[i]
+	}
+	lo |= ones << top
+	hi |= ones << top
+	for j := n - 2; j >= 0; j-- {
+		b := digits[j] * ones
+		lo += ((lo - b) & d.stepMask[j][0]) >> top
+		hi += ((hi - b) & d.stepMask[j][1]) >> top
+	}
+	cards = cards[:n]
+	cards[0] = int(digits[0])
+	low := uint64(1)<<top - 1
+	for i := range cards[1 : 1+per] {
+		cards[1+i] = int(lo & low)
+		lo >>= lane
+	}
+	for i := range cards[1+per:] {
+		cards[1+per+i] = int(hi & low)
+		hi >>= lane
 	}
 }
