@@ -30,4 +30,5 @@ var sections = []struct {
 	run   func(io.Writer) error
 }{
 	{"shufflesharding: how rarely a noisy flow can squish a quiet one", shuffleShardingSection},
+	{"fairqueue: what quiet users get next to a noisy one", fairQueueSection},
 }

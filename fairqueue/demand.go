@@ -1,0 +1,107 @@
+package fairqueue
+
+import (
+	"math"
+	"time"
+)
+
+// DemandStats integrates a piecewise-constant quantity over time: the seat
+// demand of a queue set (seats executing plus seats waiting), as upstream's
+// seat-demand integrator (fairqueuing.Integrator) does for APF's concurrency
+// borrowing. It yields the time-weighted average, the standard deviation and
+// the extremes since the last Reset.
+//
+// As upstream, the minimum starts at 0 (not at the first value) until the
+// first Reset, which sets both extremes to the current value.
+//
+// The zero value starts integrating at the first call. Not safe for
+// concurrent use; O(1) per call, no allocations.
+type DemandStats struct {
+	started   bool
+	last      time.Time
+	x         float64
+	elapsedNs float64 // nanoseconds
+	ix, ixx   float64 // ∫x dt, ∫x² dt, with dt in nanoseconds
+	min, max  float64
+}
+
+// DemandResults summarizes a DemandStats integration.
+type DemandResults struct {
+	Duration  float64 // seconds integrated
+	Average   float64 // time-weighted; NaN if Duration is 0
+	Deviation float64 // standard deviation; NaN if Duration is 0 or rounding makes the variance negative
+	Min, Max  float64 // extremes (the high watermark is Max)
+}
+
+// Start begins integration at now with value x.
+func (d *DemandStats) Start(now time.Time, x float64) {
+	*d = DemandStats{started: true, last: now, x: x}
+	d.min = math.Min(0, x)
+	d.max = math.Max(0, x)
+}
+
+func (d *DemandStats) advance(now time.Time) {
+	if !d.started {
+		d.started, d.last = true, now
+		return
+	}
+	d.elapse(now, now.Sub(d.last))
+}
+
+// elapse integrates the current value over dt ending at now; QueueSet calls
+// it from its own time sync so that value changes need no time arithmetic.
+// The integrals are kept in nanoseconds and scaled when read.
+func (d *DemandStats) elapse(now time.Time, dt time.Duration) {
+	ns := float64(dt)
+	d.last = now
+	d.elapsedNs += ns
+	d.ix += d.x * ns
+	d.ixx += d.x * d.x * ns
+}
+
+// setValue changes the value at the time of the last elapse.
+func (d *DemandStats) setValue(x float64) {
+	d.x = x
+	if x < d.min {
+		d.min = x
+	}
+	if x > d.max {
+		d.max = x
+	}
+}
+
+// Set records that the quantity is x from now on.
+func (d *DemandStats) Set(now time.Time, x float64) {
+	d.advance(now)
+	d.setValue(x)
+}
+
+// Value returns the current value of the quantity.
+func (d *DemandStats) Value() float64 { return d.x }
+
+// Results integrates up to now and returns the summary.
+func (d *DemandStats) Results(now time.Time) DemandResults {
+	d.advance(now)
+	res := DemandResults{Duration: d.elapsedNs / 1e9, Min: d.min, Max: d.max}
+	if d.elapsedNs <= 0 {
+		res.Average, res.Deviation = math.NaN(), math.NaN()
+		return res
+	}
+	res.Average = d.ix / d.elapsedNs
+	variance := d.ixx/d.elapsedNs - res.Average*res.Average
+	if variance >= 0 {
+		res.Deviation = math.Sqrt(variance)
+	} else {
+		res.Deviation = math.NaN()
+	}
+	return res
+}
+
+// Reset returns Results(now) and restarts the integration at now, with both
+// extremes set to the current value.
+func (d *DemandStats) Reset(now time.Time) DemandResults {
+	res := d.Results(now)
+	d.elapsedNs, d.ix, d.ixx = 0, 0, 0
+	d.min, d.max = d.x, d.x
+	return res
+}

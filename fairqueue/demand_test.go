@@ -1,0 +1,39 @@
+package fairqueue
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestDemandStatsMoments(t *testing.T) {
+	var d DemandStats
+	d.Start(t0, 0)
+	d.Set(t0.Add(time.Second), 2)
+	d.Set(t0.Add(3*time.Second), 0)
+	got := d.Results(t0.Add(4 * time.Second))
+	want := DemandResults{Duration: 4, Average: 1, Deviation: 1, Min: 0, Max: 2}
+	if got != want {
+		t.Errorf("Results = %+v, want %+v", got, want)
+	}
+	r := d.Reset(t0.Add(4 * time.Second))
+	if r != want {
+		t.Errorf("Reset = %+v, want %+v", r, want)
+	}
+	got = d.Results(t0.Add(4 * time.Second))
+	if got.Duration != 0 || !math.IsNaN(got.Average) || got.Min != 0 || got.Max != 0 {
+		t.Errorf("Results right after Reset = %+v, want zero duration, NaN average", got)
+	}
+}
+
+func TestQueueSetSeatDemand(t *testing.T) {
+	qs, _ := newTestSet(t, Config{Queues: 1, HandSize: 1, QueueLengthLimit: 10, ConcurrencyLimit: 1})
+	a := arrive(t, qs, 0, 0, one(), "", StateExecuting)
+	b := arrive(t, qs, 0, 0, seats(3), "", StateWaiting) // demand 1 + 3
+	qs.Finish(t0.Add(time.Second), a)                    // b runs alone: demand 3
+	qs.Finish(t0.Add(2*time.Second), b)                  // demand 0
+	got := qs.Demand(t0.Add(4 * time.Second))
+	if got.Duration != 4 || got.Average != 1.75 || got.Max != 4 || got.Min != 0 {
+		t.Errorf("Demand = %+v, want 4s, average 1.75, max 4, min 0", got)
+	}
+}

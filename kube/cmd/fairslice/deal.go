@@ -1,0 +1,158 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/fairslice/fairslice/shufflesharding"
+)
+
+// Defaults of the Kubernetes flowcontrol API for a queuing priority level.
+const (
+	defaultQueues   = 64
+	defaultHandSize = 8
+)
+
+// hashFlag is a flag.Value holding a 64-bit hash written in decimal or as
+// 0x-prefixed hexadecimal.
+type hashFlag struct {
+	value uint64
+	set   bool
+}
+
+func (h *hashFlag) String() string {
+	if h == nil || !h.set {
+		return ""
+	}
+	return fmt.Sprintf("%#x", h.value)
+}
+
+func (h *hashFlag) Set(s string) error {
+	v, err := parseHash(s)
+	if err != nil {
+		return err
+	}
+	h.value, h.set = v, true
+	return nil
+}
+
+// parseHash parses an unsigned 64-bit value in decimal or, with a 0x or 0X
+// prefix, hexadecimal. Unlike strconv.ParseUint with base 0, a leading zero
+// does not mean octal.
+func parseHash(s string) (uint64, error) {
+	digits, base := s, 10
+	if len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") {
+		digits, base = s[2:], 16
+	}
+	v, err := strconv.ParseUint(digits, base, 64)
+	if err != nil {
+		var ne *strconv.NumError
+		if errors.As(err, &ne) && ne.Err == strconv.ErrRange {
+			return 0, fmt.Errorf("%q does not fit in 64 bits", s)
+		}
+		return 0, fmt.Errorf("%q is not a decimal or 0x-hexadecimal number", s)
+	}
+	return v, nil
+}
+
+// dealResult is the --json output of deal.
+type dealResult struct {
+	Deck          int     `json:"deck"`
+	Hand          int     `json:"hand"`
+	FlowSchema    *string `json:"flowSchema,omitempty"`
+	Distinguisher *string `json:"distinguisher,omitempty"`
+	Hash          string  `json:"hash"`
+	Cards         []int   `json:"cards"`
+}
+
+// runDeal implements "fairslice deal".
+func runDeal(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fairslice deal", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	deck := fs.Int("deck", defaultQueues, "number of queues, `N` cards in the deck")
+	hand := fs.Int("hand", defaultHandSize, "hand size: `N` queues dealt to each flow")
+	var hash hashFlag
+	fs.Var(&hash, "hash", "the flow's 64-bit `HASH`, decimal or 0x-hexadecimal")
+	flowSchema := fs.String("flow-schema", "", "FlowSchema `NAME`; the hash is computed from it as APF does")
+	distinguisher := fs.String("distinguisher", "", "flow distinguisher `D` (user name or namespace; default empty), with --flow-schema")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage:
+  fairslice deal [--deck N] [--hand N] --hash HASH [--json]
+  fairslice deal [--deck N] [--hand N] --flow-schema NAME [--distinguisher D] [--json]
+
+Deal prints the hand of queue indexes, in deal order, that shuffle sharding
+gives a flow, exactly as Kubernetes API Priority and Fairness deals it. The
+flow is given either by its hash or by its FlowSchema name and distinguisher,
+which are hashed as APF does. The defaults for --deck and --hand are the
+Kubernetes API defaults for a queuing priority level.
+
+Example:
+  fairslice deal --deck 128 --hand 8 --hash 0xdeadbeef
+  hash 0x00000000deadbeef deck 128 hand 8: [111 55 122 74 14 0 1 2]
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage // the flag package has already reported it
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	var problems []string
+	if fs.NArg() > 0 {
+		problems = append(problems, fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	}
+	switch {
+	case set["hash"] && set["flow-schema"]:
+		problems = append(problems, "--hash and --flow-schema are mutually exclusive")
+	case !set["hash"] && !set["flow-schema"]:
+		problems = append(problems, "one of --hash or --flow-schema is required")
+	}
+	if set["distinguisher"] && !set["flow-schema"] {
+		problems = append(problems, "--distinguisher needs --flow-schema")
+	}
+	if len(problems) > 0 {
+		fmt.Fprintf(stderr, "fairslice deal: %s\nRun 'fairslice deal --help' for usage.\n", strings.Join(problems, "; "))
+		return exitUsage
+	}
+
+	d, err := shufflesharding.NewDealer(*deck, *hand)
+	if err != nil {
+		fmt.Fprintf(stderr, "fairslice deal: cannot deal a hand of %d from a deck of %d: %v\n", *hand, *deck, err)
+		return exitFailure
+	}
+	res := dealResult{Deck: *deck, Hand: *hand}
+	h := hash.value
+	if set["flow-schema"] {
+		h = shufflesharding.FlowHash(*flowSchema, *distinguisher)
+		res.FlowSchema, res.Distinguisher = flowSchema, distinguisher
+	}
+	res.Hash = fmt.Sprintf("0x%016x", h)
+	res.Cards = d.DealIntoHand(h, nil)
+
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(res); err != nil {
+			fmt.Fprintf(stderr, "fairslice deal: %v\n", err)
+			return exitFailure
+		}
+		return exitOK
+	}
+	if res.FlowSchema != nil {
+		fmt.Fprintf(stdout, "flow-schema %q distinguisher %q ", *res.FlowSchema, *res.Distinguisher)
+	}
+	fmt.Fprintf(stdout, "hash %s deck %d hand %d: %v\n", res.Hash, res.Deck, res.Hand, res.Cards)
+	return exitOK
+}

@@ -1,0 +1,113 @@
+// Command fairslice is a command-line front end to fairslice's
+// shuffle-sharding and fair-queuing code, which behaves like Kubernetes API
+// Priority and Fairness (k8s.io/apiserver v0.37.2).
+//
+// Usage:
+//
+//	fairslice <command> [flags]
+//
+// Commands:
+//
+//	deal      print the hand (queue indexes) dealt for a hash or a flow
+//	odds      print the probability that a mouse flow is squished by elephants
+//	simulate  run a fair-queuing simulation
+//	help      print help for a command
+//
+// Run "fairslice <command> --help" for a command's flags. Help goes to
+// standard error and exits 0. Exit status 2 means a bad command line
+// (unknown command or flag, a malformed or missing value); 1 means a
+// well-formed request that could not be carried out, such as a deck and
+// hand that the dealer rejects.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit statuses shared by every subcommand.
+const (
+	exitOK      = 0
+	exitFailure = 1 // a well-formed request that failed
+	exitUsage   = 2 // a bad command line
+)
+
+// command is one subcommand: its name, a one-line summary for the usage
+// text, and its entry point. run receives the arguments after the command
+// name and returns the process exit status.
+type command struct {
+	name    string
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+// commands lists the subcommands in the order the usage text shows them.
+var commands = []command{
+	{"deal", "print the hand (queue indexes) dealt for a hash or a flow", runDeal},
+	{"odds", "print the probability that a mouse flow is squished by elephants", runOdds},
+	{"simulate", "run a fair-queuing simulation", runSimulate},
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run dispatches args[0] to its subcommand and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	name, rest := args[0], args[1:]
+	switch name {
+	case "-h", "-help", "--help":
+		usage(stderr)
+		return exitOK
+	case "help":
+		if len(rest) == 0 {
+			usage(stderr)
+			return exitOK
+		}
+		if c, ok := lookup(rest[0]); ok {
+			return c.run([]string{"--help"}, stdout, stderr)
+		}
+		fmt.Fprintf(stderr, "fairslice help: unknown command %q\n", rest[0])
+		usage(stderr)
+		return exitUsage
+	}
+	if c, ok := lookup(name); ok {
+		return c.run(rest, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "fairslice: unknown command %q\n", name)
+	usage(stderr)
+	return exitUsage
+}
+
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `fairslice: shuffle sharding and fair queuing as in Kubernetes API Priority
+and Fairness (behaviour-compatible with k8s.io/apiserver v0.37.2).
+
+Usage:
+  fairslice <command> [flags]
+
+Commands:
+`)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `  help      print help for a command
+
+Run "fairslice <command> --help" for a command's flags.
+Exit status: 0 success or help, 1 request failed, 2 bad command line.
+`)
+}

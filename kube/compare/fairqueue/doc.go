@@ -1,0 +1,27 @@
+// Package fairqueuecompare runs fairslice's fairqueue next to upstream
+// Kubernetes' fair-queuing QueueSet (k8s.io/apiserver v0.37.2,
+// pkg/util/flowcontrol/fairqueuing/queueset).
+//
+// bench_test.go holds side-by-side benchmarks: BenchmarkRequest/upstream/*
+// and BenchmarkRequest/fairslice/* run the same request sequences (one op
+// is one request: arrive, dispatch, finish) for immediate dispatch on an
+// idle set and with 50 executing, queued dispatch with the seats full, a
+// backlog of 1,000 waiting requests, and 10,000 queues. Upstream is driven
+// from one goroutine with apiserver's fake event clock and no-op gauges, as
+// described in driving-upstream.md §2: a request is seen to be dispatched
+// through its QueueNoteFn (pre-built closures, so the driver adds no
+// allocations of its own), and only dispatched requests are finished.
+//
+//	go test -run '^$' -bench Request -benchmem -count 6 ./compare/fairqueue/
+//
+// diff_test.go holds the differential tests, which replay scenarios
+// (package fairqueue/scenario) through upstream (kube/internal/upstreamqs)
+// and through fairqueue and require the same outcome, reason, queue at
+// entry, dispatch time and global dispatch order for every request:
+//   - TestDifferential runs random traces; flags -diff.seed, -diff.traces
+//     and -diff.save DIR (to keep minimized failing traces).
+//   - TestDifferentialTestdata replays testdata/*.json; the
+//     upstream-panic-*.json cases must still panic upstream and must not
+//     fail fairqueue.
+//   - TestRandomScenarioRoundTrip checks the scenario text round trip.
+package fairqueuecompare
