@@ -57,7 +57,9 @@ func (s *simulator) runUntil(lim time.Time) {
 }
 
 // uniformClient is upstream's: nThreads threads each making nCalls calls
-// in a row, each executing for exec and followed by think.
+// in a row, each executing for exec and followed by think. A split client
+// holds back its upper half of threads until half the evaluation time has
+// passed, and those threads make only nCalls/2 calls.
 type uniformClient struct {
 	hash         uint64
 	nThreads     int
@@ -66,6 +68,7 @@ type uniformClient struct {
 	initialSeats uint64
 	finalSeats   uint64
 	padding      time.Duration
+	split        bool
 }
 
 func newUniformClient(hash uint64, nThreads, nCalls int, exec, think time.Duration) uniformClient {
@@ -77,6 +80,11 @@ type uniformResult struct {
 	fair          []float64 // max-min fair allocation of the demands
 	rejected      int
 	epochAdvances int
+	// firstHalf is set when some client is split: the averages and fair
+	// shares over the first half of the evaluation time. averages and
+	// fair then cover only the second half, as upstream's evaluation
+	// restarts its integrators at the midpoint.
+	firstHalf *uniformResult
 }
 
 // runUniform runs the scenario for evalDuration and returns each client's
@@ -103,7 +111,7 @@ func runUniformDrain(t interface{ Fatal(...any) }, cfg Config, clients []uniform
 		client, thread, k int
 		r                 Request
 	}
-	res := uniformResult{averages: make([]float64, len(clients))}
+	var res uniformResult
 	var callK func(c *call)
 	qs.SetDispatchFunc(func(r *Request) {
 		c := r.Value.(*call)
@@ -123,7 +131,7 @@ func runUniformDrain(t interface{ Fatal(...any) }, cfg Config, clients []uniform
 	})
 	callK = func(c *call) {
 		uc := clients[c.client]
-		if c.k >= uc.nCalls {
+		if c.k >= uc.threadCalls(c.thread) {
 			return
 		}
 		c.r.Value = c
@@ -135,17 +143,38 @@ func runUniformDrain(t interface{ Fatal(...any) }, cfg Config, clients []uniform
 	for i, uc := range clients {
 		for j := 0; j < uc.nThreads; j++ {
 			c := &call{client: i, thread: j}
-			sim.after(time.Duration(90*j+20*i), func(time.Time) { callK(c) })
+			delay := time.Duration(90*j + 20*i)
+			if uc.held(j) {
+				delay += evalDuration / 2
+			}
+			sim.after(delay, func(time.Time) { callK(c) })
 		}
 	}
-	end := start.Add(evalDuration)
-	sim.runUntil(end)
-	demands := make([]float64, len(clients))
-	for i, uc := range clients {
-		res.averages[i] = execSeats[i].Reset(end).Average
-		demands[i] = float64(uc.nThreads) * float64(uc.initialSeats) * float64(uc.exec) / float64(uc.think+uc.exec)
+	// evalTo runs the scenario to lim and returns each client's average
+	// executing seats since the previous evaluation, and the fair shares of
+	// the demands of the threads started by then.
+	evalTo := func(lim time.Time, last bool) (averages, fair []float64) {
+		sim.runUntil(lim)
+		averages = make([]float64, len(clients))
+		demands := make([]float64, len(clients))
+		for i, uc := range clients {
+			averages[i] = execSeats[i].Reset(lim).Average
+			threads := uc.nThreads
+			if uc.split && !last {
+				threads /= 2
+			}
+			demands[i] = float64(threads) * float64(uc.initialSeats) * float64(uc.exec) / float64(uc.think+uc.exec)
+		}
+		return averages, fairAlloc(demands, float64(cfg.ConcurrencyLimit))
 	}
-	res.fair = fairAlloc(demands, float64(cfg.ConcurrencyLimit))
+	for _, uc := range clients {
+		if uc.split {
+			res.firstHalf = &uniformResult{}
+			res.firstHalf.averages, res.firstHalf.fair = evalTo(start.Add(evalDuration/2), false)
+			break
+		}
+	}
+	res.averages, res.fair = evalTo(start.Add(evalDuration), true)
 	for drain && len(sim.events) > 0 {
 		sim.runUntil(sim.events[0].at)
 	}
@@ -241,6 +270,25 @@ func TestDifferentFlowsExpectUnequal(t *testing.T) {
 func (uc uniformClient) width(seats uint64) uniformClient {
 	uc.initialSeats = seats
 	return uc
+}
+
+// splitHalf marks the client split (see uniformClient).
+func (uc uniformClient) splitHalf() uniformClient {
+	uc.split = true
+	return uc
+}
+
+// held reports whether thread j of the client starts only at half time.
+func (uc uniformClient) held(j int) bool {
+	return uc.split && j >= uc.nThreads/2
+}
+
+// threadCalls returns how many calls thread j makes.
+func (uc uniformClient) threadCalls(j int) int {
+	if uc.held(j) {
+		return uc.nCalls / 2
+	}
+	return uc.nCalls
 }
 
 // Upstream's TestDifferentWidths.
