@@ -152,6 +152,52 @@ func (d *Dealer) DealIntoHand(hashValue uint64, hand []int) []int {
 // with radices deckSize, deckSize-1, …: digit i is the position of card i
 // among the cards not yet dealt. placeCards maps the positions to cards.
 func (d *Dealer) deal(hash uint64, cards []int) {
+	n := len(cards)
+	if d.lane == 0 || n-1 > d.perWord {
+		d.dealDigits(hash, cards)
+		return
+	}
+	// The common case, fused: compute the digits as dealDigits does and
+	// pack digits 1 to n-1 straight into one word, run the steps of
+	// placeCardsPacked2 on it, and unpack. A step for digit j reads the
+	// digit from a copy of the packed word taken before any step.
+	lane, ones := d.lane&63, d.laneOnes // & 63: bare shifts, no range checks
+	top := (lane - 1) & 63
+	low := uint64(1)<<top - 1
+	x := hash - d.all.quo(hash)*d.all.d
+	first := x // digit 0, when n == 1
+	var packed uint64
+	if n > 1 {
+		q := d.prefix[0].quo(x)
+		first = x - q*uint64(d.deckSize)
+		prev, sh := q, uint(0)
+		for i := 1; i < n-1; i++ {
+			q := d.prefix[i].quo(x)
+			packed |= (prev - q*uint64(d.deckSize-i)) << (sh & 63)
+			prev = q
+			sh += lane
+		}
+		packed |= prev << (sh & 63)
+	}
+	w := packed | ones<<top
+	sh := uint(n-3) * lane // digit j ≥ 1 is in lane j-1
+	for j := n - 2; j >= 1; j-- {
+		w += ((w - (packed>>(sh&63)&low)*ones) & d.stepMask[j][0]) >> top
+		sh -= lane
+	}
+	if n > 1 {
+		w += ((w - first*ones) & d.stepMask[0][0]) >> top
+	}
+	cards = cards[:n]
+	cards[0] = int(first)
+	for i := range cards[1:] {
+		cards[1+i] = int(w & low)
+		w >>= lane
+	}
+}
+
+// dealDigits is deal for the hands that do not fit in one packed word.
+func (d *Dealer) dealDigits(hash uint64, cards []int) {
 	if d.deckSize == 1 {
 		cards[0] = 0
 		return
@@ -172,30 +218,8 @@ func (d *Dealer) deal(hash uint64, cards []int) {
 	digits[n-1] = prev
 	if d.lane == 0 {
 		placeCards(digits[:n], cards)
-		return
-	}
-	if n-1 > d.perWord {
+	} else {
 		d.placeCardsPacked2(digits[:n], cards)
-		return
-	}
-	// The common case, written out here to save a call: placeCardsPacked2
-	// with one word.
-	lane, ones := d.lane&63, d.laneOnes // & 63: bare shifts, no range checks
-	top := (lane - 1) & 63
-	var w uint64
-	for i := n - 1; i >= 1; i-- { // the last card in the highest lane
-		w = w<<lane | digits[i]
-	}
-	w |= ones << top
-	for j := n - 2; j >= 0; j-- {
-		w += ((w - digits[j]*ones) & d.stepMask[j][0]) >> top
-	}
-	cards = cards[:n]
-	cards[0] = int(digits[0])
-	low := uint64(1)<<top - 1
-	for i := range cards[1:] {
-		cards[1+i] = int(w & low)
-		w >>= lane
 	}
 }
 
