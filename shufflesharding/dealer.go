@@ -168,12 +168,14 @@ func (d *Dealer) deal(hash uint64, cards []int) {
 	first := x // digit 0, when n == 1
 	var packed uint64
 	if n > 1 {
-		q := d.prefix[0].quo(x)
+		prefix := d.prefix[:n-1]
+		q := prefix[0].quo(x)
 		first = x - q*uint64(d.deckSize)
-		prev, sh := q, uint(0)
-		for i := 1; i < n-1; i++ {
-			q := d.prefix[i].quo(x)
-			packed |= (prev - q*uint64(d.deckSize-i)) << (sh & 63)
+		prev, sh, radix := q, uint(0), uint64(d.deckSize)
+		for _, p := range prefix[1:] {
+			radix--
+			q := p.quo(x)
+			packed |= (prev - q*radix) << (sh & 63)
 			prev = q
 			sh += lane
 		}

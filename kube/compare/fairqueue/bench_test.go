@@ -212,8 +212,8 @@ func BenchmarkRequest(b *testing.B) {
 		name string
 		mk   func(testing.TB, benchConfig, *[]int) driver
 	}{
-		{"upstream", func(tb testing.TB, c benchConfig, p *[]int) driver { return newUpstream(tb, c, p) }},
-		{"fairslice", func(tb testing.TB, c benchConfig, p *[]int) driver { return newOurs(tb, c, p) }},
+		{"impl=upstream", func(tb testing.TB, c benchConfig, p *[]int) driver { return newUpstream(tb, c, p) }},
+		{"impl=fairslice", func(tb testing.TB, c benchConfig, p *[]int) driver { return newOurs(tb, c, p) }},
 	}
 	base := benchConfig{queues: 128, hand: 8, qll: 50, limit: 100, slots: 2200}
 	big := benchConfig{queues: 10000, hand: handFor(10000), qll: 50, limit: 100, slots: 2200}

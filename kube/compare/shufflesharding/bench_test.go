@@ -28,7 +28,7 @@ func BenchmarkDealIntoHand(b *testing.B) {
 	for _, c := range benchConfigs {
 		deck, hand := c[0], c[1]
 		name := fmt.Sprintf("deck=%d,hand=%d", deck, hand)
-		b.Run("upstream/"+name, func(b *testing.B) {
+		b.Run("impl=upstream/"+name, func(b *testing.B) {
 			d, err := upstream.NewDealer(deck, hand)
 			if err != nil {
 				b.Fatal(err)
@@ -42,7 +42,7 @@ func BenchmarkDealIntoHand(b *testing.B) {
 			}
 			sink = buf
 		})
-		b.Run("fairslice/"+name, func(b *testing.B) {
+		b.Run("impl=fairslice/"+name, func(b *testing.B) {
 			d, err := fairslice.NewDealer(deck, hand)
 			if err != nil {
 				b.Fatal(err)
