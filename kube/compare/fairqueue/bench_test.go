@@ -220,7 +220,7 @@ func BenchmarkRequest(b *testing.B) {
 	cases := []struct {
 		name              string
 		c                 benchConfig
-		executing, backog int
+		executing, backlog int
 	}{
 		{"immediate-idle", base, 0, -1},
 		{"immediate-50executing", base, 50, -1},
@@ -233,7 +233,7 @@ func BenchmarkRequest(b *testing.B) {
 		b.Run(impl.name, func(b *testing.B) {
 			for _, tc := range cases {
 				b.Run(tc.name, func(b *testing.B) {
-					runRequests(b, func(p *[]int) driver { return impl.mk(b, tc.c, p) }, tc.c, tc.executing, tc.backog)
+					runRequests(b, func(p *[]int) driver { return impl.mk(b, tc.c, p) }, tc.c, tc.executing, tc.backlog)
 				})
 			}
 		})
