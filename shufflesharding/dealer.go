@@ -54,14 +54,18 @@ type Dealer struct {
 	// quotient at once, instead of a chain of dependent divisions.
 	prefix [maxHandSize]narrowReciprocal
 	// Cards 1 to handSize-1 are placed in packed lanes of lane bits
-	// (one more than a card number needs), perWord to a word, in at most
-	// two words; lane is 0 when they would need more. laneOnes has a 1 in
-	// the bottom bit of every lane of a word, and stepMask[j] selects, in
-	// each word, the top bits of the lanes of the cards after card j.
+	// (one more than a card number needs), perWord to a word. The entropy
+	// limit keeps every hand within two words, and within one except for
+	// hands of more than 9 cards from decks of at most 128. laneOnes has a
+	// 1 in the bottom bit of every lane of a word, and stepMask[j] selects,
+	// in each word, the top bits of the lanes of the cards after card j.
 	lane     uint
 	perWord  int
 	laneOnes uint64
 	stepMask [maxHandSize][2]uint64
+	// stepTops[i] has the top bits of the lowest handSize-1-i lanes: in
+	// deal's one-word pass, the lanes that hold the cards after card i.
+	stepTops [maxHandSize]uint64
 }
 
 // NewDealer returns a Dealer for the given deck and hand sizes.
@@ -100,16 +104,23 @@ func NewDealer(deckSize, handSize int) (*Dealer, error) {
 	if deckSize > 1 {
 		lane := uint(bits.Len(uint(deckSize-1))) + 1
 		perWord := 64 / int(lane)
-		if handSize-1 <= 2*perWord {
-			d.lane, d.perWord = lane, perWord
-			for k := 0; k < perWord; k++ {
-				d.laneOnes |= 1 << (uint(k) * lane)
+		if handSize-1 > 2*perWord {
+			// Unreachable: h·log2(deck) ≤ 60 keeps h-1 ≤ 2·(64/lane).
+			panic(fmt.Sprintf("shufflesharding: %d cards of %d bits do not fit in two words", handSize-1, lane))
+		}
+		d.lane, d.perWord = lane, perWord
+		for k := 0; k < perWord; k++ {
+			d.laneOnes |= 1 << (uint(k) * lane)
+		}
+		for i := 0; i < handSize; i++ {
+			for k := 0; k < handSize-1-i && k < perWord; k++ {
+				d.stepTops[i] |= 1 << (uint(k)*lane + lane - 1)
 			}
-			for j := 0; j < handSize; j++ {
-				for i := j + 1; i < handSize; i++ {
-					k := i - 1 // card i's lane, counting from the first word
-					d.stepMask[j][k/perWord] |= 1 << (uint(k%perWord)*lane + lane - 1)
-				}
+		}
+		for j := 0; j < handSize; j++ {
+			for i := j + 1; i < handSize; i++ {
+				k := i - 1 // card i's lane, counting from the first word
+				d.stepMask[j][k/perWord] |= 1 << (uint(k%perWord)*lane + lane - 1)
 			}
 		}
 	}
@@ -150,46 +161,35 @@ func (d *Dealer) DealIntoHand(hashValue uint64, hand []int) []int {
 //
 // The hash is read as a mixed-radix number, least significant digit first,
 // with radices deckSize, deckSize-1, …: digit i is the position of card i
-// among the cards not yet dealt. placeCards maps the positions to cards.
+// among the cards not yet dealt. placeCardsPacked2 explains how positions
+// become cards.
 func (d *Dealer) deal(hash uint64, cards []int) {
 	n := len(cards)
-	if d.lane == 0 || n-1 > d.perWord {
+	if d.deckSize == 1 || n-1 > d.perWord {
 		d.dealDigits(hash, cards)
 		return
 	}
-	// The common case, fused: compute the digits as dealDigits does and
-	// pack digits 1 to n-1 straight into one word, run the steps of
-	// placeCardsPacked2 on it, and unpack. A step for digit j reads the
-	// digit from a copy of the packed word taken before any step.
+	// The common case, fused into one pass from the last card down. The
+	// quotients q_i do not depend on each other, so the digits can be had
+	// in any order; taking them from the last down, each digit i can take
+	// its step on the cards after it (already in the word) at once, before
+	// card i itself is shifted in at the bottom. The word ends with card 1
+	// in the lowest lane.
 	lane, ones := d.lane&63, d.laneOnes // & 63: bare shifts, no range checks
 	top := (lane - 1) & 63
 	low := uint64(1)<<top - 1
 	x := hash - d.all.quo(hash)*d.all.d
-	first := x // digit 0, when n == 1
-	var packed uint64
-	if n > 1 {
-		prefix := d.prefix[:n-1]
-		q := prefix[0].quo(x)
-		first = x - q*uint64(d.deckSize)
-		prev, sh, radix := q, uint(0), uint64(d.deckSize)
-		for _, p := range prefix[1:] {
-			radix--
-			q := p.quo(x)
-			packed |= (prev - q*radix) << (sh & 63)
-			prev = q
-			sh += lane
-		}
-		packed |= prev << (sh & 63)
+	var w, q uint64 // q = q_i, starting with q_{n-1} = x / P = 0
+	prefix, masks := d.prefix[:n], d.stepTops[:n]
+	for i := n - 1; i >= 1; i-- {
+		qPrev := prefix[i-1].quo(x)
+		digit := qPrev - q*uint64(d.deckSize-i)
+		q = qPrev
+		w += ((w - digit*ones) & masks[i]) >> top
+		w = w<<lane | digit | 1<<top
 	}
-	w := packed | ones<<top
-	sh := uint(n-3) * lane // digit j ≥ 1 is in lane j-1
-	for j := n - 2; j >= 1; j-- {
-		w += ((w - (packed>>(sh&63)&low)*ones) & d.stepMask[j][0]) >> top
-		sh -= lane
-	}
-	if n > 1 {
-		w += ((w - first*ones) & d.stepMask[0][0]) >> top
-	}
+	first := x - q*uint64(d.deckSize) // q_{-1} = x
+	w += ((w - first*ones) & masks[0]) >> top
 	cards = cards[:n]
 	cards[0] = int(first)
 	for i := range cards[1:] {
@@ -198,7 +198,8 @@ func (d *Dealer) deal(hash uint64, cards []int) {
 	}
 }
 
-// dealDigits is deal for the hands that do not fit in one packed word.
+// dealDigits is deal for the hands that do not fit in one packed word, and
+// for the one-card deck.
 func (d *Dealer) dealDigits(hash uint64, cards []int) {
 	if d.deckSize == 1 {
 		cards[0] = 0
@@ -218,41 +219,24 @@ func (d *Dealer) dealDigits(hash uint64, cards []int) {
 		prev = q
 	}
 	digits[n-1] = prev
-	if d.lane == 0 {
-		placeCards(digits[:n], cards)
-	} else {
-		d.placeCardsPacked2(digits[:n], cards)
-	}
+	d.placeCardsPacked2(digits[:n], cards)
 }
 
-// placeCards turns positions among the remaining cards into card numbers.
-// Card i starts as digit i and walks the earlier digits from the latest to
-// the first, stepping up by one past each digit at or below its running
-// value. The comparison is against the raw earlier digits, not the cards
-// they became; that is the exact inverse of removing dealt cards from the
-// deck one at a time.
+// placeCardsPacked2 turns positions among the remaining cards into card
+// numbers. Upstream states the mapping as: card i starts as digit i and
+// walks the earlier digits from the latest to the first, stepping up by one
+// past each digit at or below its running value (comparing against the raw
+// earlier digits, not the cards they became: the exact inverse of removing
+// dealt cards from the deck one at a time).
 //
-// The cards' walks are independent of each other, so rather than walking one
-// card at a time, the packed versions take each earlier digit in turn (latest
-// first) and applies its step to every later card at once, with the running
-// values packed into the lanes of a word (deal, placeCardsPacked2).
-func placeCards(digits []uint64, cards []int) {
-	for i, c := range digits {
-		for j := i - 1; j >= 0; j-- {
-			c += (c-digits[j])>>63 ^ 1 // c >= digits[j], branch-free
-		}
-		cards[i] = int(c)
-	}
-}
-
-// placeCardsPacked2 is placeCards with the running values of cards 1 to
-// n-1 packed into the lanes of two words (card 0 takes no steps); deal does
-// the same in one word for the hands that fit, which is all of them except
-// hands of more than 9 cards from decks of at most 128. Every value fits in
-// lane-1 bits and is stored with its lane's top bit set. Subtracting a digit
-// from every lane at once then never borrows across lanes, and a lane's top
-// bit survives exactly when its value is at least the digit: shifted down to
-// the lane's bottom bit, that is the step to add.
+// The cards' walks are independent of each other, so instead each earlier
+// digit, latest first, takes its step on every later card at once, with the
+// running values of cards 1 to n-1 (card 0 takes no steps) packed into the
+// lanes of two words; deal does the same in one word for the hands that fit.
+// Every value fits in lane-1 bits and is stored with its lane's top bit set.
+// Subtracting a digit from every lane at once then never borrows across
+// lanes, and a lane's top bit survives exactly when its value is at least
+// the digit: shifted down to the lane's bottom bit, that is the step to add.
 func (d *Dealer) placeCardsPacked2(digits []uint64, cards []int) {
 	lane, per, ones := d.lane&63, d.perWord, d.laneOnes
 	top := (lane - 1) & 63

@@ -308,3 +308,30 @@ func BenchmarkFlowHash(b *testing.B) {
 		FlowHash("global-default", "system:serviceaccount:kube-system:generic-garbage-collector")
 	}
 }
+
+// TestNewDealerPacksEveryValidHand constructs a Dealer for every valid hand
+// size at each deck size where the lane width changes (the smallest deck of
+// each width has the most cards a hand), so NewDealer's two-word invariant
+// is checked where it is tightest.
+func TestNewDealerPacksEveryValidHand(t *testing.T) {
+	for k := 0; k <= 26; k++ {
+		for _, deck := range []int{1<<k - 1, 1 << k, 1<<k + 1} {
+			if deck < 1 || deck > maxDeckSize {
+				continue
+			}
+			for hand := 1; hand <= maxHandSize && hand <= deck; hand++ {
+				if RequiredEntropyBits(deck, hand) > MaxHashBits {
+					break
+				}
+				d, err := NewDealer(deck, hand)
+				if err != nil {
+					t.Fatalf("NewDealer(%d, %d) = %v", deck, hand, err)
+				}
+				got := d.DealIntoHand(0xfedcba9876543210, nil)
+				if want := referenceDeal(deck, hand, 0xfedcba9876543210); !slices.Equal(got, want) {
+					t.Fatalf("NewDealer(%d, %d).DealIntoHand(0xfedcba9876543210) = %v, want %v", deck, hand, got, want)
+				}
+			}
+		}
+	}
+}
