@@ -66,6 +66,9 @@ type Dealer struct {
 	// stepTops[i] has the top bits of the lowest handSize-1-i lanes: in
 	// deal's one-word pass, the lanes that hold the cards after card i.
 	stepTops [maxHandSize]uint64
+	// last divides any 64-bit value by the products of the first
+	// handSize-1 and of all handSize radices (for hands of 2 or more).
+	last [2]reciprocal
 }
 
 // NewDealer returns a Dealer for the given deck and hand sizes.
@@ -100,6 +103,10 @@ func NewDealer(deckSize, handSize int) (*Dealer, error) {
 			d.prefix[i] = newNarrowReciprocal(prod)
 		}
 		d.all = newReciprocal(prod)
+		if handSize > 1 {
+			d.last[1] = d.all
+			d.last[0] = newReciprocal(prod / uint64(deckSize-handSize+1))
+		}
 	}
 	if deckSize > 1 {
 		lane := uint(bits.Len(uint(deckSize-1))) + 1
@@ -181,12 +188,24 @@ func (d *Dealer) deal(hash uint64, cards []int) {
 	x := hash - d.all.quo(hash)*d.all.d
 	var w, q uint64 // q = q_i, starting with q_{n-1} = x / P = 0
 	prefix, masks := d.prefix[:n], d.stepTops[:n]
-	for i := n - 1; i >= 1; i-- {
+	topBit := uint64(1) << top
+	i := n - 1
+	if i >= 1 {
+		// The last digit straight from the hash, as hash / D_{n-2} mod
+		// radix_{n-1}, so that the word does not wait for x; it is also
+		// q_{n-2} for the digits below.
+		digit := d.last[0].quo(hash) - d.last[1].quo(hash)*uint64(d.deckSize-i)
+		q = digit
+		w = digit | topBit
+		i--
+	}
+	for ; i >= 1; i-- {
 		qPrev := prefix[i-1].quo(x)
 		digit := qPrev - q*uint64(d.deckSize-i)
 		q = qPrev
-		w += ((w - digit*ones) & masks[i]) >> top
-		w = w<<lane | digit | 1<<top
+		// The step's top bits, shifted down by top to the lane's bottom and
+		// then up by lane with the whole word, move up by lane-top = 1.
+		w = w<<lane + ((w-digit*ones)&masks[i])<<1 + (digit | topBit)
 	}
 	first := x - q*uint64(d.deckSize) // q_{-1} = x
 	w += ((w - first*ones) & masks[0]) >> top
