@@ -2,8 +2,8 @@
 // Kubernetes' fair-queuing QueueSet (k8s.io/apiserver v0.37.2,
 // pkg/util/flowcontrol/fairqueuing/queueset).
 //
-// bench_test.go holds side-by-side benchmarks: BenchmarkRequest/upstream/*
-// and BenchmarkRequest/fairslice/* run the same request sequences (one op
+// bench_test.go holds side-by-side benchmarks: BenchmarkRequest/impl=upstream/*
+// and BenchmarkRequest/impl=fairslice/* run the same request sequences (one op
 // is one request: arrive, dispatch, finish) for immediate dispatch on an
 // idle set and with 50 executing, queued dispatch with the seats full, a
 // backlog of 1,000 waiting requests, and 10,000 queues. Upstream is driven
@@ -12,7 +12,8 @@
 // through its QueueNoteFn (pre-built closures, so the driver adds no
 // allocations of its own), and only dispatched requests are finished.
 //
-//	go test -run '^$' -bench Request -benchmem -count 6 ./compare/fairqueue/
+//	go test -run '^$' -bench Request -benchmem -count 6 ./compare/fairqueue/ > /tmp/fq.txt
+//	go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da -col /impl /tmp/fq.txt
 //
 // diff_test.go holds the differential tests, which replay scenarios
 // (package fairqueue/scenario) through upstream (kube/internal/upstreamqs)

@@ -21,7 +21,8 @@
 //     about a million (deckSize, handSize) pairs where upstream documents
 //     it as meaningful (1 <= handSize <= deckSize <= 1<<26), and MaxHashBits.
 //   - BenchmarkDealIntoHand runs both dealers on the same workloads
-//     (sub-benchmarks upstream/... and fairslice/...), reusing the hand
+//     (sub-benchmarks impl=upstream/... and impl=fairslice/..., so that
+//     benchstat -col /impl sets them side by side), reusing the hand
 //     buffer and advancing the hash with a linear congruential step.
 //
 // Run them from the kube/ directory:
