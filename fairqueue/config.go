@@ -66,6 +66,17 @@ type Config struct {
 	// (kubernetes#107964) clamps only requests dispatched from a queue.
 	// The clamp is skipped when ConcurrencyLimit is 0.
 	ClampFinalSeatsWithoutQueues bool
+
+	// FixStaleQueueRemoval, when set, makes the final release of a request
+	// whose queue was already removed (by attrition, after Queues was
+	// lowered) remove nothing: a queue is removed only when that very queue
+	// is empty and surplus, so no queue holding requests is dropped and no
+	// waiting request is stranded. Upstream removes the queue found at the
+	// removed queue's last index, which may be another, busy queue; its
+	// waiting requests then never dispatch (upstream crashes at its next
+	// dispatch, this package leaves them until they are cancelled).
+	// Setting it by Reconfigure does not recover requests already stranded.
+	FixStaleQueueRemoval bool
 }
 
 func (c *Config) serviceDuration() time.Duration {

@@ -23,6 +23,7 @@ func genConfig(t *rapid.T, label string) Config {
 		ConcurrencyLimit:             rapid.IntRange(0, 8).Draw(t, label+"cl"),
 		FixZeroLimitAdmission:        rapid.Bool().Draw(t, label+"fixZero"),
 		ClampFinalSeatsWithoutQueues: rapid.Bool().Draw(t, label+"clampNoQueue"),
+		FixStaleQueueRemoval:         rapid.Bool().Draw(t, label+"fixStale"),
 	}
 }
 
@@ -37,6 +38,30 @@ type diffHarness struct {
 	flows []uint64
 	ends  []int // times each request ended
 	works []WorkEstimate
+
+	// fixedThroughout is whether every configuration so far had
+	// FixStaleQueueRemoval; stranded is the number of waiting requests
+	// stranded in removed queues at the last check.
+	fixedThroughout bool
+	stranded        int
+}
+
+// checkStranded asserts that FixStaleQueueRemoval strands nothing: while it
+// is set, no more waiting requests end up in removed queues, and if it was
+// set all along, none ever do.
+func (h *diffHarness) checkStranded() error {
+	n := h.qs.strandedWaiting()
+	defer func() { h.stranded = n }()
+	if !h.qs.cfg.FixStaleQueueRemoval {
+		return nil
+	}
+	if n > h.stranded {
+		return fmt.Errorf("%d waiting requests stranded in removed queues with FixStaleQueueRemoval, %d before", n, h.stranded)
+	}
+	if h.fixedThroughout && n != 0 {
+		return fmt.Errorf("%d waiting requests stranded in removed queues with FixStaleQueueRemoval always set", n)
+	}
+	return nil
 }
 
 func (h *diffHarness) compareDispatches(t *rapid.T, what string) {
@@ -99,6 +124,9 @@ func (h *diffHarness) compareState() error {
 	if a, b := ids(&qs.queueless), refIDs(ref.queueless); !slices.Equal(a, b) {
 		return fmt.Errorf("queueless %v, reference %v", a, b)
 	}
+	if a, b := qs.strandedWaiting(), ref.strandedWaiting(); a != b {
+		return fmt.Errorf("%d waiting requests stranded in removed queues, reference %d", a, b)
+	}
 	return nil
 }
 
@@ -134,7 +162,7 @@ func TestQueueSetMatchesReference(t *testing.T) {
 		if err != nil {
 			t.Skip("invalid config")
 		}
-		h := &diffHarness{qs: qs, ref: newRef(cfg, start), now: start}
+		h := &diffHarness{qs: qs, ref: newRef(cfg, start), now: start, fixedThroughout: cfg.FixStaleQueueRemoval}
 		h.flows = rapid.SliceOfN(rapid.Uint64(), 1, 10).Draw(t, "flows")
 		qs.SetDispatchFunc(func(r *Request) {
 			h.got = append(h.got, r.Value.(int))
@@ -215,10 +243,18 @@ func TestQueueSetMatchesReference(t *testing.T) {
 			},
 			"reconfigure": func(t *rapid.T) {
 				c := genConfig(t, "re")
+				// Keep the stale-removal fix as it was more often than not,
+				// so that long runs with it set all along are common.
+				if rapid.IntRange(0, 3).Draw(t, "toggleFixStale") != 0 {
+					c.FixStaleQueueRemoval = h.qs.cfg.FixStaleQueueRemoval
+				}
 				err := h.qs.Reconfigure(h.now, c)
 				ok := h.ref.configure(h.now, c)
 				if (err == nil) != ok {
 					t.Fatalf("Reconfigure(%+v) = %v, reference ok=%v", c, err, ok)
+				}
+				if err == nil && !c.FixStaleQueueRemoval {
+					h.fixedThroughout = false
 				}
 				h.compareDispatches(t, "reconfigure")
 			},
@@ -232,6 +268,9 @@ func TestQueueSetMatchesReference(t *testing.T) {
 			"": func(t *rapid.T) {
 				if err := h.qs.verify(); err != nil {
 					t.Fatalf("verify: %v", err)
+				}
+				if err := h.checkStranded(); err != nil {
+					t.Fatal(err)
 				}
 				if err := h.compareState(); err != nil {
 					t.Fatal(err)
@@ -276,6 +315,90 @@ func TestQueueSetMatchesReference(t *testing.T) {
 		}
 		if err := h.qs.verify(); err != nil {
 			t.Fatalf("verify after drain: %v", err)
+		}
+	})
+}
+
+// TestFixStaleQueueRemovalStrandsNothing drives a QueueSet with
+// FixStaleQueueRemoval set through attrition-heavy operations (few queues,
+// frequent final phases, queue counts cut and raised) and requires that no
+// waiting request ever sits in a removed queue, and that finishing and
+// releasing everything, without cancelling, dispatches every waiting
+// request.
+func TestFixStaleQueueRemovalStrandsNothing(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cfg := Config{
+			Queues:               rapid.IntRange(2, 4).Draw(t, "queues"),
+			HandSize:             1,
+			QueueLengthLimit:     10,
+			ConcurrencyLimit:     rapid.IntRange(1, 3).Draw(t, "cl"),
+			FixStaleQueueRemoval: true,
+		}
+		now := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+		qs, err := NewQueueSet(cfg, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reqs []*Request
+		pick := func(t *rapid.T, s State) *Request {
+			var c []*Request
+			for _, r := range reqs {
+				if r.state == s {
+					c = append(c, r)
+				}
+			}
+			if len(c) == 0 {
+				t.Skip("no candidate")
+			}
+			return rapid.SampledFrom(c).Draw(t, "req")
+		}
+		t.Repeat(map[string]func(*rapid.T){
+			"arrive": func(t *rapid.T) {
+				w := WorkEstimate{InitialSeats: uint64(rapid.IntRange(1, 2).Draw(t, "initial"))}
+				if rapid.Bool().Draw(t, "hasFinal") {
+					w.FinalSeats = uint64(rapid.IntRange(1, 2).Draw(t, "final"))
+					w.AdditionalLatency = time.Duration(rapid.IntRange(1, 5).Draw(t, "latency")) * time.Millisecond
+				}
+				r := new(Request)
+				reqs = append(reqs, r)
+				qs.Arrive(now, r, uint64(rapid.IntRange(0, 7).Draw(t, "hash")), w)
+			},
+			"finish":  func(t *rapid.T) { qs.Finish(now, pick(t, StateExecuting)) },
+			"release": func(t *rapid.T) { qs.Release(now, pick(t, StateLingering)) },
+			"cancel":  func(t *rapid.T) { qs.Cancel(now, pick(t, StateWaiting)) },
+			"advance": func(t *rapid.T) {
+				now = now.Add(time.Duration(rapid.IntRange(0, 5).Draw(t, "dt")) * time.Millisecond)
+			},
+			"reconfigure": func(t *rapid.T) {
+				cfg.Queues = rapid.IntRange(1, 4).Draw(t, "newQueues")
+				if err := qs.Reconfigure(now, cfg); err != nil {
+					t.Fatal(err)
+				}
+			},
+			"": func(t *rapid.T) {
+				if err := qs.verify(); err != nil {
+					t.Fatalf("verify: %v", err)
+				}
+				if n := qs.strandedWaiting(); n != 0 {
+					t.Fatalf("%d waiting requests stranded in removed queues", n)
+				}
+			},
+		})
+		for progressed := true; progressed; {
+			progressed = false
+			for _, r := range reqs {
+				switch r.state {
+				case StateExecuting:
+					qs.Finish(now, r)
+					progressed = true
+				case StateLingering:
+					qs.Release(now, r)
+					progressed = true
+				}
+			}
+		}
+		if c := qs.Counts(); c.Waiting != 0 || c.SeatsInUse != 0 {
+			t.Fatalf("after finishing everything: %+v, want nothing waiting or in use", c)
 		}
 	})
 }

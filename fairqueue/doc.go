@@ -69,7 +69,10 @@
 //   - SeatsWaiting drifts up when the clamp lowers a request's seats;
 //   - Counts.TimedOut is always 0 (time-outs count as Cancelled);
 //   - a surplus queue is removed by the index it last had, even if it was
-//     already removed while a request lingered in its final phase.
+//     already removed while a request lingered in its final phase, which
+//     can remove a queue with waiting requests and strand them (upstream
+//     then crashes at its next dispatch; Config.FixStaleQueueRemoval
+//     removes nothing in that case).
 //
 // Deliberate differences: upstream's cost is dominated by debug logging and
 // three scans over all queues per request; here the R rate is kept

@@ -23,8 +23,13 @@ func FuzzQueueSet(f *testing.F) {
 		}
 		mkCfg := func() Config {
 			q := next()%14 - 1
-			return Config{Queues: q, HandSize: 1 + next()%4, QueueLengthLimit: next() % 5, ConcurrencyLimit: next() % 6,
-				FixZeroLimitAdmission: next()%2 == 1, ClampFinalSeatsWithoutQueues: next()%2 == 1}
+			c := Config{Queues: q, HandSize: 1 + next()%4, QueueLengthLimit: next() % 5, ConcurrencyLimit: next() % 6,
+				FixZeroLimitAdmission: next()%2 == 1}
+			// One byte for both flags keeps the decoding of older inputs.
+			flags := next()
+			c.ClampFinalSeatsWithoutQueues = flags&1 != 0
+			c.FixStaleQueueRemoval = flags&2 != 0
+			return c
 		}
 		start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		cfg := mkCfg()

@@ -652,6 +652,10 @@ func (qs *QueueSet) releaseSeats(now time.Time, r *Request) {
 		qs.seatsRequested -= seats
 	}
 	if len(qs.queues) > qs.cfg.Queues && !q.active() {
+		if !q.attached && qs.cfg.FixStaleQueueRemoval {
+			// q is already gone; its index now names another queue.
+			return
+		}
 		qs.removeQueueAt(q.index)
 	}
 }
@@ -659,7 +663,8 @@ func (qs *QueueSet) releaseSeats(now time.Time, r *Request) {
 // removeQueueAt removes the queue at index i and shifts the later ones
 // down. As upstream, i is the index the emptied queue last had, which is
 // stale if that queue was already removed: then whichever queue now sits at
-// i goes (upstream would panic if i is out of range; here nothing happens).
+// i goes (upstream would panic if i is out of range; here nothing happens),
+// unless Config.FixStaleQueueRemoval is set.
 func (qs *QueueSet) removeQueueAt(i int) {
 	if i < 0 || i >= len(qs.queues) {
 		return

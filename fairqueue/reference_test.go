@@ -2,6 +2,7 @@ package fairqueue
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/fairslice/fairslice/shufflesharding"
@@ -297,6 +298,14 @@ func (rq *refQueueSet) release(r *refReq) {
 	q.seatsInUse -= r.seats()
 	if len(rq.queues) > rq.cfg.Queues && len(q.waiting) == 0 && len(q.executing) == 0 {
 		i := q.index
+		if rq.cfg.FixStaleQueueRemoval {
+			// By identity: a queue that is no longer in the set is not
+			// removed again, and its stale index names nothing.
+			i = slices.Index(rq.queues, q)
+			if i < 0 {
+				return
+			}
+		}
 		if i >= len(rq.queues) {
 			return
 		}
@@ -308,6 +317,16 @@ func (rq *refQueueSet) release(r *refReq) {
 			rq.robin--
 		}
 	}
+}
+
+// strandedWaiting is the number of waiting requests whose queue is no
+// longer in the set (left there by a stale removal).
+func (rq *refQueueSet) strandedWaiting() int {
+	n := rq.waiting
+	for _, q := range rq.queues {
+		n -= len(q.waiting)
+	}
+	return n
 }
 
 func (rq *refQueueSet) cancel(now time.Time, r *refReq) bool {

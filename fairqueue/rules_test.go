@@ -485,3 +485,78 @@ func TestStaleQueueRemovalAsUpstream(t *testing.T) {
 		t.Errorf("after c: %v, %+v; want done and idle", c.State(), qs.Counts())
 	}
 }
+
+// The minimal trace of kube/compare/fairqueue/testdata/
+// upstream-panic-stale-queue-removal.json: L lingers in the queue it shares
+// with M, W waits in another queue, and the queues are cut to one. M's
+// finish removes L's queue, which shifts W's queue to L's old index, so L's
+// release removes W's queue. As upstream (which then crashes) W is stranded
+// until cancelled; with FixStaleQueueRemoval L's release removes nothing
+// and W is dispatched as soon as the seats are free.
+func TestFixStaleQueueRemovalDispatchesStrandedRequest(t *testing.T) {
+	for _, fix := range []bool{false, true} {
+		t.Run(strconv.FormatBool(fix), func(t *testing.T) {
+			cfg := Config{Queues: 3, HandSize: 1, QueueLengthLimit: 10, ConcurrencyLimit: 2, FixStaleQueueRemoval: fix}
+			qs, log := newTestSet(t, cfg)
+			l := arrive(t, qs, 0, 0, WorkEstimate{InitialSeats: 1, FinalSeats: 1, AdditionalLatency: 2 * time.Second}, "", StateExecuting)
+			m := arrive(t, qs, 0, 0, one(), "", StateExecuting)
+			w := arrive(t, qs, ms(200), 1, seats(2), "", StateWaiting)
+			if l.Queue() != m.Queue() || l.Queue() >= w.Queue() {
+				t.Fatalf("queues L %d, M %d, W %d; want L and M together before W", l.Queue(), m.Queue(), w.Queue())
+			}
+			cfg.Queues = 1
+			if err := qs.Reconfigure(t0.Add(ms(500)), cfg); err != nil {
+				t.Fatal(err)
+			}
+			at, lingering := qs.Finish(t0.Add(time.Second), l)
+			if !lingering || at != t0.Add(3*time.Second) {
+				t.Fatalf("Finish(L) = %v, %v; want t0+3s, true", at.Sub(t0), lingering)
+			}
+			qs.Finish(t0.Add(2*time.Second), m) // L's queue empties and goes
+			if n := qs.Counts().Queues; n != 2 {
+				t.Fatalf("%d queues after M finished, want 2", n)
+			}
+			qs.Release(at, l)
+			if err := qs.verify(); err != nil {
+				t.Fatal(err)
+			}
+			c := qs.Counts()
+			if !fix {
+				// W's queue was removed in place of L's.
+				if w.State() != StateWaiting || c.Queues != 1 || c.SeatsInUse != 0 || qs.strandedWaiting() != 1 {
+					t.Fatalf("after L's release: W %v, %d queues, %d seats in use, %d stranded; want waiting, 1, 0, 1",
+						w.State(), c.Queues, c.SeatsInUse, qs.strandedWaiting())
+				}
+				// Nothing ever dispatches W; it leaves only by time-out.
+				if err := qs.Reconfigure(t0.Add(time.Hour), cfg); err != nil {
+					t.Fatal(err)
+				}
+				if w.State() != StateWaiting {
+					t.Fatalf("W is %v an hour later, want still waiting", w.State())
+				}
+				if !qs.Cancel(t0.Add(time.Hour), w) || w.Reason() != ReasonTimeOut {
+					t.Fatalf("Cancel(W) did not time it out: %v %q", w.State(), w.Reason())
+				}
+			} else {
+				if w.State() != StateExecuting || w.StartTime() != at || c.Queues != 2 || qs.strandedWaiting() != 0 {
+					t.Fatalf("after L's release: W %v started at %v, %d queues, %d stranded; want executing at t0+3s, 2, 0",
+						w.State(), w.StartTime().Sub(t0), c.Queues, qs.strandedWaiting())
+				}
+				qs.Finish(at.Add(time.Second), w) // W's queue, now empty, goes
+				if n := qs.Counts().Queues; n != 1 {
+					t.Fatalf("%d queues after W finished, want 1", n)
+				}
+			}
+			want := []*Request{l, m}
+			if fix {
+				want = append(want, w)
+			}
+			if !slices.Equal(*log, want) {
+				t.Errorf("dispatched %d requests, want %d (L, M, and W only with the fix)", len(*log), len(want))
+			}
+			if !qs.IsIdle() {
+				t.Errorf("not idle at the end: %+v", qs.Counts())
+			}
+		})
+	}
+}

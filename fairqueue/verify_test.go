@@ -100,3 +100,14 @@ func (qs *QueueSet) verify() error {
 	}
 	return nil
 }
+
+// strandedWaiting is the number of waiting requests whose queue is no
+// longer in the set: upstream's stale removal can leave them there, and
+// they then never dispatch.
+func (qs *QueueSet) strandedWaiting() int {
+	n := qs.totWaiting
+	for _, q := range qs.queues {
+		n -= q.waiting.n
+	}
+	return n
+}

@@ -24,6 +24,16 @@
 // configurations are errors. The "reconfigurations" array is an extension:
 // each entry replaces the configuration at the given instant.
 //
+// A second extension: a config (top-level or in a reconfiguration) may set
+// "fixStaleQueueRemoval": true (the default is false), which runs fairqueue
+// with Config.FixStaleQueueRemoval, so that a request lingering in an
+// already removed queue does not remove another queue at its release and
+// strand that queue's waiting requests (see Output). Each config is
+// complete: a reconfiguration without the field turns the fix off. Write
+// emits the field only when it is true, so files without it read and write
+// as before. Upstream has no such option: "fairslice simulate --upstream"
+// rejects scenarios that set it.
+//
 // # Event rules
 //
 // Events run in order of time. At the same instant: first completions and
@@ -53,7 +63,8 @@
 // when no events remained. That happens when nothing can ever dispatch it:
 // a concurrency limit of 0 with queues, or a request stranded in a queue
 // that upstream's stale-index queue removal detached from the set (where
-// upstream itself panics; see testdata/stale-queue-removal.json).
+// upstream itself panics; see testdata/stale-queue-removal.json), unless
+// the configuration sets fixStaleQueueRemoval.
 //
 // # Summary
 //

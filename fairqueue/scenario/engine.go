@@ -14,8 +14,9 @@ var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 const setName = "scenario"
 
 // NewEngine returns an Engine that replays a scenario through
-// fairqueue.QueueSet, with the upstream-compatible defaults (no behaviour
-// fixes enabled). Use a new Engine for each run.
+// fairqueue.QueueSet, with the upstream-compatible defaults: no behaviour
+// fixes enabled, except FixStaleQueueRemoval where a configuration sets
+// fixStaleQueueRemoval. Use a new Engine for each run.
 func NewEngine() Engine { return &coreEngine{} }
 
 type coreEngine struct {
@@ -32,6 +33,8 @@ func coreConfig(c Config) fairqueue.Config {
 		HandSize:         c.HandSize,
 		QueueLengthLimit: c.QueueLengthLimit,
 		ConcurrencyLimit: c.ConcurrencyLimit,
+
+		FixStaleQueueRemoval: c.FixStaleQueueRemoval,
 	}
 }
 

@@ -38,6 +38,34 @@ func TestEngineGolden(t *testing.T) {
 	}
 }
 
+// TestEngineFixStaleQueueRemoval replays testdata/stale-queue-removal.json
+// with fixStaleQueueRemoval set in both of its configurations: L's release
+// at 3s then removes no queue, and W, stranded without the fix, is
+// dispatched as the seats free.
+func TestEngineFixStaleQueueRemoval(t *testing.T) {
+	data, err := os.ReadFile("testdata/stale-queue-removal.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = `"concurrencyLimit": 2}`
+	text := string(data)
+	if strings.Count(text, limit) != 2 {
+		t.Fatalf("testdata/stale-queue-removal.json changed: want two configs ending in %s", limit)
+	}
+	s := mustParse(t, strings.ReplaceAll(text, limit, `"concurrencyLimit": 2, "fixStaleQueueRemoval": true}`))
+	res, err := Run(s, NewEngine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"id":"L","outcome":"dispatched","reason":"","queue":0,"dispatchedAt":"0s"}
+{"id":"M","outcome":"dispatched","reason":"","queue":0,"dispatchedAt":"0s"}
+{"id":"W","outcome":"dispatched","reason":"","queue":1,"dispatchedAt":"3s"}
+`
+	if got := resultsText(res); got != want {
+		t.Errorf("Run(stale-queue-removal with the fix) =\n%swant\n%s", got, want)
+	}
+}
+
 func TestEngineConfigError(t *testing.T) {
 	s := &Scenario{Config: Config{Queues: 4, HandSize: 5, ConcurrencyLimit: 1}}
 	if _, err := Run(s, NewEngine()); err == nil || !strings.Contains(err.Error(), "HandSize=5") {

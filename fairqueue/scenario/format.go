@@ -37,8 +37,14 @@ func Write(w io.Writer, s *Scenario) error {
 }
 
 func configJSON(c Config) string {
-	return fmt.Sprintf(`{"queues": %d, "handSize": %d, "queueLengthLimit": %d, "concurrencyLimit": %d}`,
-		c.Queues, c.HandSize, c.QueueLengthLimit, c.ConcurrencyLimit)
+	// The extension field is written only when set, so that files without
+	// it come out as before.
+	fix := ""
+	if c.FixStaleQueueRemoval {
+		fix = `, "fixStaleQueueRemoval": true`
+	}
+	return fmt.Sprintf(`{"queues": %d, "handSize": %d, "queueLengthLimit": %d, "concurrencyLimit": %d%s}`,
+		c.Queues, c.HandSize, c.QueueLengthLimit, c.ConcurrencyLimit, fix)
 }
 
 func dur(d time.Duration) string { return d.String() }

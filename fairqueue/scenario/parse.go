@@ -109,7 +109,7 @@ func fields(where string, msg json.RawMessage, known, required []string) (map[st
 }
 
 var (
-	configFields  = []string{"queues", "handSize", "queueLengthLimit", "concurrencyLimit"}
+	configFields  = []string{"queues", "handSize", "queueLengthLimit", "concurrencyLimit", "fixStaleQueueRemoval"}
 	requestFields = []string{"id", "arrival", "hash", "initialSeats", "finalSeats", "additionalLatency", "duration", "waitLimit"}
 )
 
@@ -135,6 +135,13 @@ func parseConfig(where string, msg json.RawMessage) (Config, []error) {
 	get("handSize", &c.HandSize)
 	get("queueLengthLimit", &c.QueueLengthLimit)
 	get("concurrencyLimit", &c.ConcurrencyLimit)
+	if v, ok := m["fixStaleQueueRemoval"]; ok {
+		b, err := parseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("scenario: %s.fixStaleQueueRemoval: %v", where, err))
+		}
+		c.FixStaleQueueRemoval = b
+	}
 	if c.Queues >= 1 {
 		for _, name := range []string{"handSize", "queueLengthLimit"} {
 			if _, ok := m[name]; !ok {
@@ -268,6 +275,18 @@ func parseUint64(v json.RawMessage) (uint64, error) {
 		return 0, fmt.Errorf("%s does not fit in 64 bits", lit)
 	}
 	return n, nil
+}
+
+// parseBool reads the JSON literal true or false (not null).
+func parseBool(v json.RawMessage) (bool, error) {
+	switch lit := string(bytes.TrimSpace(v)); lit {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	default:
+		return false, fmt.Errorf("must be true or false, got %s", lit)
+	}
 }
 
 // parseInt reads a JSON integer literal (optionally negative).

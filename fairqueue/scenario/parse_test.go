@@ -69,6 +69,10 @@ func TestParseErrors(t *testing.T) {
 		{`{` + cfg + `, "requests": [], "reconfigurations": [{"at": "-1s"}]}`, []string{`reconfigurations[0]: missing field "config"`, `reconfigurations[0]: at: negative duration "-1s"`}},
 		{`{` + cfg + `, "requests": [], "reconfigurations": [{"at": "1s", "config": {"queues": 4, "handSize": 5, "queueLengthLimit": 1, "concurrencyLimit": 1}}]}`,
 			[]string{`reconfigurations[0].config: handSize 5 with queues 4`}},
+		{`{"config": {"queues": 0, "concurrencyLimit": 1, "fixStaleQueueRemoval": 1}, "requests": [], "reconfigurations": [{"at": "1s", "config": {"queues": 0, "concurrencyLimit": 1, "fixStaleQueueRemoval": null}}]}`,
+			[]string{`config.fixStaleQueueRemoval: must be true or false, got 1`, `reconfigurations[0].config.fixStaleQueueRemoval: must be true or false, got null`}},
+		{`{"config": {"queues": 0, "concurrencyLimit": 1, "fixStaleQueueRemoval": "true"}, "requests": []}`,
+			[]string{`config.fixStaleQueueRemoval: must be true or false, got "true"`}},
 	}
 	for _, tt := range tests {
 		_, err := Parse(strings.NewReader(tt.in))
@@ -84,6 +88,30 @@ func TestParseErrors(t *testing.T) {
 		if !strings.HasPrefix(err.Error(), "scenario: ") {
 			t.Errorf("Parse(%s) error = %q, want the prefix \"scenario: \"", tt.in, err)
 		}
+	}
+}
+
+// TestParseFixStaleQueueRemoval checks the optional fixStaleQueueRemoval
+// field: read where present, false where absent, and written back only
+// when true.
+func TestParseFixStaleQueueRemoval(t *testing.T) {
+	const in = `{"config": {"queues": 2, "handSize": 1, "queueLengthLimit": 1, "concurrencyLimit": 1, "fixStaleQueueRemoval": true},
+	 "requests": [],
+	 "reconfigurations": [{"at": "1s", "config": {"queues": 1, "handSize": 1, "queueLengthLimit": 1, "concurrencyLimit": 1, "fixStaleQueueRemoval": false}},
+	                      {"at": "2s", "config": {"queues": 1, "handSize": 1, "queueLengthLimit": 1, "concurrencyLimit": 1}}]}`
+	s := mustParse(t, in)
+	if got := []bool{s.Config.FixStaleQueueRemoval, s.Reconfigurations[0].Config.FixStaleQueueRemoval, s.Reconfigurations[1].Config.FixStaleQueueRemoval}; !reflect.DeepEqual(got, []bool{true, false, false}) {
+		t.Errorf("Parse: fixStaleQueueRemoval of config and reconfigurations = %v, want [true false false]", got)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), `"fixStaleQueueRemoval": true`); n != 1 || strings.Contains(b.String(), "false") {
+		t.Errorf("Write wrote the field %d times (want 1, only where true):\n%s", n, b.String())
+	}
+	if back := mustParse(t, b.String()); !reflect.DeepEqual(back, s) {
+		t.Errorf("Parse(Write(s)) = %+v, want %+v", back, s)
 	}
 }
 

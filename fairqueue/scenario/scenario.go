@@ -9,11 +9,18 @@ import (
 // that many queues, 0 selects the no-queuing mode (the concurrency limit
 // only) and -1 the exempt mode (every request is dispatched at once).
 // HandSize and QueueLengthLimit matter only when Queues ≥ 1.
+//
+// FixStaleQueueRemoval, an optional extension field, turns on
+// fairqueue.Config.FixStaleQueueRemoval: the final-seat release of a
+// request whose queue was already removed removes no other queue, so no
+// waiting request is stranded. Upstream has no such option; the kube
+// module's upstream engine rejects scenarios that set it.
 type Config struct {
-	Queues           int `json:"queues"`
-	HandSize         int `json:"handSize"`
-	QueueLengthLimit int `json:"queueLengthLimit"`
-	ConcurrencyLimit int `json:"concurrencyLimit"`
+	Queues               int  `json:"queues"`
+	HandSize             int  `json:"handSize"`
+	QueueLengthLimit     int  `json:"queueLengthLimit"`
+	ConcurrencyLimit     int  `json:"concurrencyLimit"`
+	FixStaleQueueRemoval bool `json:"fixStaleQueueRemoval,omitempty"`
 }
 
 // Request is one request of a scenario. All times are offsets from time 0,

@@ -49,6 +49,11 @@ optional. Events run in time order; at one instant: completions and seat
 releases (in the order scheduled), then wait-limit expiries, then
 reconfigurations, then arrivals (each in file order).
 
+A config may add "fixStaleQueueRemoval": true to run fairqueue with that
+fix: a request lingering in an already removed queue then removes no other
+queue at its release, so no waiting request is stranded. --upstream
+rejects it, as Kubernetes has no such option.
+
 Without --upstream the scenario runs through fairslice's fairqueue package
 and a per-flow summary (throughput, wait percentiles, Jain's fairness
 index) goes to standard error. --upstream runs Kubernetes' own QueueSet

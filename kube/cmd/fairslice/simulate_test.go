@@ -118,6 +118,8 @@ func TestSimulateErrors(t *testing.T) {
 			[]string{"-"}, exitFailure, []string{"handSize 9 with queues 8", "queueLengthLimit -1"}},
 		{"upstream panic", "", []string{"--upstream", "../../compare/fairqueue/testdata/upstream-panic-stale-queue-removal.json"},
 			exitFailure, []string{"the queue set panicked"}},
+		{"upstream with a fairslice fix", `{"config": {"queues": 0, "concurrencyLimit": 1, "fixStaleQueueRemoval": true}, "requests": []}`,
+			[]string{"--upstream", "-"}, exitFailure, []string{"config: fixStaleQueueRemoval is a fairslice option"}},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := invokeSimulate(tt.stdin, tt.args...)

@@ -218,8 +218,8 @@ func BenchmarkRequest(b *testing.B) {
 	base := benchConfig{queues: 128, hand: 8, qll: 50, limit: 100, slots: 2200}
 	big := benchConfig{queues: 10000, hand: handFor(10000), qll: 50, limit: 100, slots: 2200}
 	cases := []struct {
-		name              string
-		c                 benchConfig
+		name               string
+		c                  benchConfig
 		executing, backlog int
 	}{
 		{"immediate-idle", base, 0, -1},

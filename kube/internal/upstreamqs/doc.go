@@ -26,6 +26,9 @@
 //   - reconfiguration: BeginConfigChange then Complete, with
 //     ConcurrencyDenominator max(C, 1).
 //
+// Upstream has none of fairqueue's behaviour fixes: Start (and Reconfigure)
+// return an error for a configuration that sets fixStaleQueueRemoval.
+//
 // The Dump makes each queued arrival cost O(requests in the set) on top of
 // upstream's own work: about 0.5 ms per request for a 20000-request trace
 // with a backlog in the hundreds, against about 20 µs through fairqueue.

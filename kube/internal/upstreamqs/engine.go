@@ -2,6 +2,7 @@ package upstreamqs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -55,6 +56,13 @@ func New() *Engine {
 
 // Start implements scenario.Engine.
 func (e *Engine) Start(s *scenario.Scenario, h scenario.Host) error {
+	errs := []error{onlyUpstreamOptions("config", s.Config)}
+	for i, rc := range s.Reconfigurations {
+		errs = append(errs, onlyUpstreamOptions(fmt.Sprintf("reconfigurations[%d].config", i), rc.Config))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
 	e.s, e.h = s, h
 	e.clk = &clock{e: e}
 	n := len(s.Requests)
@@ -80,6 +88,16 @@ func (e *Engine) Start(s *scenario.Scenario, h scenario.Host) error {
 	}
 	e.cfg = s.Config
 	e.qs = completer.Complete(dispatchingConfig(s.Config))
+	return nil
+}
+
+// onlyUpstreamOptions rejects c if it asks for a fairslice fix that
+// upstream's QueueSet does not have, rather than silently running without
+// it.
+func onlyUpstreamOptions(where string, c scenario.Config) error {
+	if c.FixStaleQueueRemoval {
+		return fmt.Errorf("upstreamqs: %s: fixStaleQueueRemoval is a fairslice option; Kubernetes' QueueSet has no such option (remove the field to run it through upstream)", where)
+	}
 	return nil
 }
 
@@ -173,6 +191,9 @@ func (e *Engine) Fire(now time.Duration, token int) {
 
 // Reconfigure implements scenario.Engine.
 func (e *Engine) Reconfigure(now time.Duration, c scenario.Config) error {
+	if err := onlyUpstreamOptions("config", c); err != nil {
+		return err
+	}
 	e.clk.now = now
 	completer, err := e.qs.BeginConfigChange(queuingConfig(c))
 	if err != nil {

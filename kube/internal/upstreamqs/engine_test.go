@@ -100,3 +100,35 @@ func TestEngineDefersReleases(t *testing.T) {
 		t.Errorf("host calls = %q, want %q", h.calls, want)
 	}
 }
+
+// TestEngineRejectsFixStaleQueueRemoval checks that a scenario asking for
+// fairqueue's stale-queue-removal fix, which upstream lacks, is refused
+// with an error naming every config that sets it, instead of silently
+// running without the fix.
+func TestEngineRejectsFixStaleQueueRemoval(t *testing.T) {
+	base := scenario.Config{Queues: 2, HandSize: 1, QueueLengthLimit: 5, ConcurrencyLimit: 1}
+	fixed := base
+	fixed.FixStaleQueueRemoval = true
+	s := &scenario.Scenario{
+		Config:           fixed,
+		Requests:         []scenario.Request{{ID: "A", InitialSeats: 1, Duration: time.Second}},
+		Reconfigurations: []scenario.Reconfiguration{{At: 1, Config: base}, {At: 2, Config: fixed}},
+	}
+	_, err := scenario.Run(s, New())
+	for _, want := range []string{"config: fixStaleQueueRemoval", "reconfigurations[1].config: fixStaleQueueRemoval"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Run with fixStaleQueueRemoval: error %v, want it to contain %q", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "reconfigurations[0]") {
+		t.Errorf("Run: error %v names reconfigurations[0], which does not set the option", err)
+	}
+	if err := New().Reconfigure(0, fixed); err == nil {
+		t.Error("Reconfigure with fixStaleQueueRemoval = nil error, want one")
+	}
+	s.Config = base
+	s.Reconfigurations = s.Reconfigurations[:1]
+	if _, err := scenario.Run(s, New()); err != nil {
+		t.Errorf("Run without the option: %v", err)
+	}
+}
