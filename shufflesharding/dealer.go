@@ -66,9 +66,9 @@ type Dealer struct {
 	// stepTops[i] has the top bits of the lowest handSize-1-i lanes: in
 	// deal's one-word pass, the lanes that hold the cards after card i.
 	stepTops [maxHandSize]uint64
-	// last divides any 64-bit value by the products of the first
-	// handSize-1 and of all handSize radices (for hands of 2 or more).
-	last [2]reciprocal
+	// allButLast divides any 64-bit value by the product of the first
+	// handSize-1 radices (for hands of 2 or more).
+	allButLast reciprocal
 }
 
 // NewDealer returns a Dealer for the given deck and hand sizes.
@@ -104,8 +104,7 @@ func NewDealer(deckSize, handSize int) (*Dealer, error) {
 		}
 		d.all = newReciprocal(prod)
 		if handSize > 1 {
-			d.last[1] = d.all
-			d.last[0] = newReciprocal(prod / uint64(deckSize-handSize+1))
+			d.allButLast = newReciprocal(prod / uint64(deckSize-handSize+1))
 		}
 	}
 	if deckSize > 1 {
@@ -194,7 +193,7 @@ func (d *Dealer) deal(hash uint64, cards []int) {
 		// The last digit straight from the hash, as hash / D_{n-2} mod
 		// radix_{n-1}, so that the word does not wait for x; it is also
 		// q_{n-2} for the digits below.
-		digit := d.last[0].quo(hash) - d.last[1].quo(hash)*uint64(d.deckSize-i)
+		digit := d.allButLast.quo(hash) - d.all.quo(hash)*uint64(d.deckSize-i)
 		q = digit
 		w = digit | topBit
 		i--

@@ -13,9 +13,11 @@ import "math/bits"
 // 64+shift+1 fraction bits is below 2^-64 relative, too small to move any
 // 64-bit quotient; the tests check it against the hardware.
 //
-// One form for every divisor keeps the dealer's inner loop free of
-// branches: a power of two 2^l is magic 0 and shift l-1, and reciprocals
-// that would fit in 64 bits are rewritten in the 65-bit form.
+// One form for every divisor keeps quo free of branches: a power of two 2^l
+// is magic 0 and shift l-1, and reciprocals that would fit in 64 bits are
+// rewritten in the 65-bit form. The dealer uses it where the dividend is a
+// whole 64-bit hash; narrowReciprocal, one instruction cheaper, takes over
+// once the hash is reduced below 2^60.
 type reciprocal struct {
 	d     uint64
 	magic uint64
