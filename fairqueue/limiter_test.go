@@ -141,6 +141,17 @@ func recv[T any](t *testing.T, what string, ch <-chan T) T {
 	}
 }
 
+// waitGroup waits for wg, failing the test after testTimeout.
+func waitGroup(t *testing.T, wg *sync.WaitGroup) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	recv(t, "the goroutines to end", done)
+}
+
 // goWait starts Wait in a goroutine; the returned channel yields its error
 // (the ticket, if any, is finished at once).
 func goWait(ctx context.Context, l *Limiter, hash uint64) <-chan error {
@@ -280,7 +291,7 @@ func TestLimiterConcurrentLoad(t *testing.T) {
 			}
 		}(g)
 	}
-	wg.Wait()
+	waitGroup(t, &wg)
 	// Let pending final-seat timers fire.
 	waitFor(t, "final seats to be released", func() bool { return l.Counts().SeatsInUse == 0 })
 	c := l.Counts()
@@ -355,7 +366,7 @@ func TestLimiterZeroSeatsDoNotBypassTheLimit(t *testing.T) {
 			}
 		}()
 	}
-	wg.Wait()
+	waitGroup(t, &wg)
 	if n := admitted.Load(); n != 0 {
 		t.Errorf("%d requests with 0 seats were admitted", n)
 	}
@@ -391,7 +402,7 @@ func TestLimiterDefaultWaitLimit(t *testing.T) {
 		t.Run(fmt.Sprint(tc.opt), func(t *testing.T) {
 			clk := &fakeClock{now: t0}
 			l := newTestLimiter(t, Config{Queues: 4, HandSize: 1, QueueLengthLimit: 5, ConcurrencyLimit: 1}, LimiterOptions{Clock: clk, WaitLimit: tc.opt})
-			tk, err := l.Wait(context.Background(), 1, one())
+			tk, err := l.Wait(boundedCtx(t), 1, one())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -459,12 +470,12 @@ func TestLimiterCloseEndsWaiters(t *testing.T) {
 		t.Fatal(err)
 	}
 	final := WorkEstimate{InitialSeats: 1, FinalSeats: 1, AdditionalLatency: time.Minute}
-	lingering, err := l.Wait(context.Background(), 1, final)
+	lingering, err := l.Wait(boundedCtx(t), 1, final)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lingering.Finish() // holds its final seat for a minute
-	executing, err := l.Wait(context.Background(), 1, final)
+	executing, err := l.Wait(boundedCtx(t), 1, final)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -512,7 +523,7 @@ func TestLimiterCloseRealClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk, err := l.Wait(context.Background(), 1, WorkEstimate{InitialSeats: 1, FinalSeats: 1, AdditionalLatency: time.Hour})
+	tk, err := l.Wait(boundedCtx(t), 1, WorkEstimate{InitialSeats: 1, FinalSeats: 1, AdditionalLatency: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
