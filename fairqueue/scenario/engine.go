@@ -33,8 +33,9 @@ type Inspector interface {
 
 // NewEngine returns an Engine that replays a scenario through
 // fairqueue.QueueSet, with the upstream-compatible defaults: no behaviour
-// fixes enabled, except FixStaleQueueRemoval where a configuration sets
-// fixStaleQueueRemoval. Use a new Engine for each run.
+// fixes enabled, except those a configuration sets (fixStaleQueueRemoval,
+// fixZeroLimitAdmission, clampFinalSeatsWithoutQueues). Use a new Engine
+// for each run.
 func NewEngine() Engine { return &coreEngine{} }
 
 type coreEngine struct {
@@ -52,7 +53,9 @@ func coreConfig(c Config) fairqueue.Config {
 		QueueLengthLimit: c.QueueLengthLimit,
 		ConcurrencyLimit: c.ConcurrencyLimit,
 
-		FixStaleQueueRemoval: c.FixStaleQueueRemoval,
+		FixStaleQueueRemoval:         c.FixStaleQueueRemoval,
+		FixZeroLimitAdmission:        c.FixZeroLimitAdmission,
+		ClampFinalSeatsWithoutQueues: c.ClampFinalSeatsWithoutQueues,
 	}
 }
 

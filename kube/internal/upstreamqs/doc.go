@@ -38,7 +38,8 @@
 // in the format of the APF debug endpoints.
 //
 // Upstream has none of fairqueue's behaviour fixes: Start (and Reconfigure)
-// return an error for a configuration that sets fixStaleQueueRemoval.
+// return an error for a configuration that sets any of them
+// (scenario.Config.Options).
 //
 // The Dump makes each queued arrival cost O(requests in the set) on top of
 // upstream's own work: about 0.5 ms per request for a 20000-request trace

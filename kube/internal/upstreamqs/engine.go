@@ -97,10 +97,11 @@ func (e *Engine) Start(s *scenario.Scenario, h scenario.Host) error {
 // upstream's QueueSet does not have, rather than silently running without
 // it.
 func onlyUpstreamOptions(where string, c scenario.Config) error {
-	if c.FixStaleQueueRemoval {
-		return fmt.Errorf("upstreamqs: %s: fixStaleQueueRemoval is a fairslice option; Kubernetes' QueueSet has no such option (remove the field to run it through upstream)", where)
+	var errs []error
+	for _, name := range c.Options() {
+		errs = append(errs, fmt.Errorf("upstreamqs: %s: %s is a fairslice option; Kubernetes' QueueSet has no such option (remove the field to run it through upstream)", where, name))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func queuingConfig(c scenario.Config) fq.QueuingConfig {
