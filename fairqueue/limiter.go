@@ -174,8 +174,8 @@ const (
 
 // Ticket is an admitted request. Call Finish exactly once.
 type Ticket struct {
-	l       *Limiter
-	r       Request
+	l *Limiter
+	r Request
 	// ready receives one token when outcome leaves outPending; it is
 	// buffered so that the settling goroutine never blocks, and drained
 	// before the Ticket is reused.

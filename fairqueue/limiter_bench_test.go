@@ -20,7 +20,7 @@ func (o *countingObs) Dispatched(_ RequestInfo, wait time.Duration) {
 		o.waited.Add(1)
 	}
 }
-func (o *countingObs) SeatsChanged(e, _ int)                 { o.seats.Store(int64(e)) }
+func (o *countingObs) SeatsChanged(e, _ int) { o.seats.Store(int64(e)) }
 
 // BenchmarkLimiterDo measures one Limiter.Do (arrive, dispatch, run an
 // empty function, finish) from b.RunParallel's goroutines (GOMAXPROCS of
