@@ -629,3 +629,23 @@ func TestSeatSecondsString(t *testing.T) {
 		}
 	}
 }
+
+// TestFlowHoldsAtMostHandTimesQueueLength backs the package doc: with every
+// seat taken, one flow can have at most HandSize × QueueLengthLimit
+// requests waiting (all the queues of its hand full), and no more whatever
+// it sends; requests of other flows sharing those queues only lower that.
+func TestFlowHoldsAtMostHandTimesQueueLength(t *testing.T) {
+	for _, c := range []struct{ queues, hand, qll, limit int }{{16, 4, 3, 2}, {64, 8, 50, 8}, {128, 6, 50, 1}} {
+		qs, _ := newTestSet(t, Config{Queues: c.queues, HandSize: c.hand, QueueLengthLimit: c.qll, ConcurrencyLimit: c.limit})
+		rejected := 0
+		for i := 0; i < c.limit+c.hand*c.qll+10; i++ {
+			if qs.Arrive(t0, new(Request), 99, one()) != "" {
+				rejected++
+			}
+		}
+		if got := qs.Counts(); got.Executing != c.limit || got.Waiting != c.hand*c.qll || rejected != 10 {
+			t.Errorf("%+v: %d executing, %d waiting, %d rejected; want %d, HandSize × QueueLengthLimit = %d, 10",
+				c, got.Executing, got.Waiting, rejected, c.limit, c.hand*c.qll)
+		}
+	}
+}
