@@ -57,7 +57,8 @@ func (e *RejectedError) Error() string {
 	return "fairqueue: request rejected: " + string(e.Reason)
 }
 
-// Unwrap returns the context's error, if any.
+// Unwrap returns Err: the context's error or ErrWaitLimit for
+// ReasonTimeOut, nil otherwise.
 func (e *RejectedError) Unwrap() error { return e.Err }
 
 // Wait limits, as upstream's APF filter applies them.
