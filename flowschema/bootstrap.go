@@ -182,8 +182,10 @@ func allNonResources() NonResourcePolicyRule {
 	return NonResourcePolicyRule{Verbs: []string{VerbAll}, NonResourceURLs: []string{NonResourceAll}}
 }
 
-func group(name string) Subject { return Subject{Kind: SubjectKindGroup, Group: &GroupSubject{Name: name}} }
-func user(name string) Subject  { return Subject{Kind: SubjectKindUser, User: &UserSubject{Name: name}} }
+func group(name string) Subject {
+	return Subject{Kind: SubjectKindGroup, Group: &GroupSubject{Name: name}}
+}
+func user(name string) Subject { return Subject{Kind: SubjectKindUser, User: &UserSubject{Name: name}} }
 func serviceAccount(namespace, name string) Subject {
 	return Subject{Kind: SubjectKindServiceAccount, ServiceAccount: &ServiceAccountSubject{Namespace: namespace, Name: name}}
 }

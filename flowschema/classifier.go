@@ -244,7 +244,6 @@ func (c *Classifier) Classify(req *Request) Decision {
 	return c.decide(req, cr.schema, cr.index)
 }
 
-
 func (c *Classifier) decide(req *Request, schema, rule int) Decision {
 	cs := &c.cs[schema]
 	d := Decision{
