@@ -121,8 +121,6 @@ func (p path) child(name string) path {
 
 func (p path) index(i int) path { return p + path("["+strconv.Itoa(i)+"]") }
 
-func (p path) key(k string) path { return p + path("["+k+"]") }
-
 // errs accumulates FieldErrors for one object.
 type errs struct {
 	kind, name string

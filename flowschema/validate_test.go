@@ -289,7 +289,7 @@ func TestValidateDefaultConfig(t *testing.T) {
 
 func TestValidateReportsEverything(t *testing.T) {
 	cfg := &Config{
-		FlowSchemas: []FlowSchema{*rulesFS("Bad_Name", 20000, oneRule(nil, nil, nil)), *rulesFS("dup", 5, oneRule(users, anyRR, nil)), *rulesFS("dup", 5, oneRule(users, anyRR, nil))},
+		FlowSchemas:    []FlowSchema{*rulesFS("Bad_Name", 20000, oneRule(nil, nil, nil)), *rulesFS("dup", 5, oneRule(users, anyRR, nil)), *rulesFS("dup", 5, oneRule(users, anyRR, nil))},
 		PriorityLevels: []PriorityLevelConfiguration{*limitedPL("q", -3, queuing(7, 8, -1))},
 	}
 	err := Validate(cfg)
