@@ -29,6 +29,7 @@ type Classifier struct {
 	rules    []compiledRule // all rules of all schemas, in matching order
 	catchAll int            // index in schemas of the catch-all fallback
 	idx      index
+	hashes   *flowHashCache
 }
 
 // IgnoredLevel is a priority level Compile left out because upstream's
@@ -159,6 +160,7 @@ func Compile(cfg *Config) (*Classifier, error) {
 		}
 	}
 	c.idx = buildIndex(c.rules)
+	c.hashes = newFlowHashCache()
 	return c, nil
 }
 
@@ -234,7 +236,9 @@ func (c *Classifier) DanglingSchemas() []DanglingSchema { return c.dangling }
 // Classify returns the decision for req: the first FlowSchema in matching
 // order with a rule that matches, or, when none does, upstream's fallback
 // to catch-all. It does not allocate unless the flow distinguisher and
-// FlowSchema name together exceed 255 bytes. req is not retained.
+// FlowSchema name together exceed 255 bytes. req is not retained. Flow
+// hashes are cached (512 entries, lock-free), so a recurring flow costs no
+// SHA-256.
 func (c *Classifier) Classify(req *Request) Decision {
 	r := c.idx.first(c.rules, req)
 	if r < 0 {
@@ -263,7 +267,7 @@ func (c *Classifier) decide(req *Request, schema, rule int) Decision {
 		case distNamespace:
 			d.Distinguisher = req.Namespace
 		}
-		d.FlowHash = shufflesharding.FlowHash(d.FlowSchema, d.Distinguisher)
+		d.FlowHash = c.hashes.flowHash(schema, d.FlowSchema, d.Distinguisher)
 	}
 	return d
 }
