@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/fairslice/fairslice/shufflesharding"
 )
@@ -67,6 +68,10 @@ type compiledRule struct {
 	schema int
 	index  int // in the schema's rules
 	rule   *PolicyRulesWithSubjects
+	// subjectExact: the index's subject sets are exact for this rule (no
+	// service-account namespace containing ":"), so a candidate's subject
+	// needs no second check.
+	subjectExact bool
 }
 
 // Compile builds a Classifier from cfg, which it does not retain or
@@ -156,7 +161,14 @@ func Compile(cfg *Config) (*Classifier, error) {
 		}
 		c.cs[i] = cs
 		for r := range fs.Spec.Rules {
-			c.rules = append(c.rules, compiledRule{schema: i, index: r, rule: &fs.Spec.Rules[r]})
+			rule := &fs.Spec.Rules[r]
+			exact := true
+			for _, s := range rule.Subjects {
+				if s.Kind == SubjectKindServiceAccount && s.ServiceAccount != nil && strings.Contains(s.ServiceAccount.Namespace, ":") {
+					exact = false
+				}
+			}
+			c.rules = append(c.rules, compiledRule{schema: i, index: r, rule: rule, subjectExact: exact})
 		}
 	}
 	c.idx = buildIndex(c.rules)

@@ -282,13 +282,40 @@ func (ix *index) first(rules []compiledRule, req *Request) int {
 		}
 		for cand != 0 {
 			r := word*64 + bits.TrailingZeros64(cand)
-			if matchesRule(req, rules[r].rule) {
+			if verify(req, &rules[r]) {
 				return r
 			}
 			cand &= cand - 1
 		}
 	}
 	return -1
+}
+
+// verify checks a candidate rule exactly, given what the index already
+// established: a subject matches (exactly, for subjectExact rules) and
+// some resource rule accepts the verb, some the resource and some the API
+// group (or, for a non-resource request, some non-resource rule the verb).
+// With a single resource or non-resource rule those "some" are the same
+// rule, so only the namespace or the path is left to check.
+func verify(req *Request, cr *compiledRule) bool {
+	r := cr.rule
+	if !cr.subjectExact && firstSubject(req, r.Subjects) < 0 {
+		return false
+	}
+	if req.ResourceRequest {
+		if len(r.ResourceRules) == 1 {
+			rr := &r.ResourceRules[0]
+			if req.Namespace == "" {
+				return rr.ClusterScope
+			}
+			return listHas(rr.Namespaces, req.Namespace, NamespaceEvery)
+		}
+		return firstResourceRule(req, r.ResourceRules) >= 0
+	}
+	if len(r.NonResourceRules) == 1 {
+		return urlsMatch(r.NonResourceRules[0].NonResourceURLs, req.Path)
+	}
+	return firstNonResourceRule(req, r.NonResourceRules) >= 0
 }
 
 func linearFirst(rules []compiledRule, req *Request) int {

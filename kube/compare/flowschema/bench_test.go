@@ -44,7 +44,7 @@ func tenantConfig(n int) *flowschema.Config {
 		ObjectMeta: flowschema.ObjectMeta{Name: "tenants"},
 		Spec: flowschema.PriorityLevelConfigurationSpec{Type: "Limited", Limited: &flowschema.LimitedPriorityLevelConfiguration{
 			NominalConcurrencyShares: flowschema.Int32(30),
-			LimitResponse: flowschema.LimitResponse{Type: "Queue", Queuing: &flowschema.QueuingConfiguration{Queues: 64, HandSize: 6, QueueLengthLimit: 50}}}},
+			LimitResponse:            flowschema.LimitResponse{Type: "Queue", Queuing: &flowschema.QueuingConfiguration{Queues: 64, HandSize: 6, QueueLengthLimit: 50}}}},
 	})
 	for i := range n {
 		fs := flowschema.FlowSchema{ObjectMeta: flowschema.ObjectMeta{Name: fmt.Sprintf("tenant-%04d", i)}}
