@@ -135,5 +135,4 @@ spec:
 	}
 	// Output:
 	// shadowed FlowSchema my-nodes: every request it matches is matched first by system-nodes
-	// shadowed FlowSchema catch-all: every request it matches is matched first by global-default (it remains the fallback for requests no FlowSchema matches)
 }

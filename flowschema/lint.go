@@ -56,7 +56,9 @@ func Lint(cfg *Config) ([]Finding, error) {
 // shadowing check is sound but not complete: a FlowSchema is reported
 // only when, for each of its (subject, resource or non-resource rule)
 // pairs, one earlier rule alone covers the pair; coverage that needs the
-// union of several earlier rules is not detected.
+// union of several earlier rules is not detected. The catch-all FlowSchema
+// is never reported as shadowed: it is the fallback for requests nothing
+// matches.
 func (c *Classifier) Lint() []Finding {
 	var out []Finding
 	for _, ig := range c.ignored {
@@ -104,12 +106,12 @@ func (c *Classifier) Lint() []Finding {
 				causes = append(causes, name)
 			}
 		}
-		if shadowed {
-			msg := "every request it matches is matched first by " + strings.Join(causes, ", ")
-			if i == c.catchAll {
-				msg += " (it remains the fallback for requests no FlowSchema matches)"
-			}
-			out = append(out, Finding{Kind: FindingShadowed, Object: KindFS, Name: fs.Name, Causes: causes, Message: msg})
+		// The catch-all FlowSchema is exempt: it is upstream's fallback
+		// for requests nothing matches, and global-default shadows it in
+		// the default configuration by design.
+		if shadowed && i != c.catchAll {
+			out = append(out, Finding{Kind: FindingShadowed, Object: KindFS, Name: fs.Name, Causes: causes,
+				Message: "every request it matches is matched first by " + strings.Join(causes, ", ")})
 			continue
 		}
 		selectable[i] = true
