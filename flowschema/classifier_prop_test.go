@@ -106,7 +106,6 @@ func addNarrowedCopies(t *rapid.T, cfg *Config) {
 	}
 }
 
-
 // requestFor draws a request that p matches.
 func requestFor(t *rapid.T, p pair) Request {
 	pick := func(list []string, label string, any []string) string {
