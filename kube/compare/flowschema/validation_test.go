@@ -55,7 +55,7 @@ func (g gen) mutateFS(fs *flowschema.FlowSchema) {
 		case 12, 13:
 			r := rule()
 			r.NonResourceRules = append(r.NonResourceRules, flowschema.NonResourcePolicyRule{
-				Verbs: g.subset(append(verbs, "post", "*"), 2),
+				Verbs:           g.subset(append(verbs, "post", "*"), 2),
 				NonResourceURLs: g.subset(append(urls, "", "foo", "//x", "/a b", "/x/*/y", "/he*", "/*/*", "*"), 3)})
 		case 14:
 			fs.Status.Conditions = append(fs.Status.Conditions, flowschema.Condition{Type: g.pick([]string{"", "Dangling", "Dangling"})})
