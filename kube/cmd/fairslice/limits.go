@@ -63,7 +63,7 @@ func runLimits(args []string, stdout, stderr io.Writer) int {
 	}
 	alloc := flowschema.Borrow(*server, levels, flowschema.BorrowingOptions{})
 	tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "LEVEL\tTYPE\tSHARES\tNOMINAL\tLENDABLE\tBORROW\tMIN\tMAX\tSEATS\tCURRENT\t")
+	fmt.Fprintln(tw, "LEVEL\tTYPE\tSHARES\tNOMINAL\tLENDABLE\tBORROW\tMIN\tMAX\tSEATS\tCURRENT")
 	var sumNominal, sumCurrent int
 	for i, l := range limits {
 		typ := "reject"
@@ -77,12 +77,12 @@ func runLimits(args []string, stdout, stderr io.Writer) int {
 		if l.Queuing {
 			seats = fmt.Sprint(l.MaxSeats)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t\n", l.Name, typ, l.Shares, l.NominalCL, l.LendableCL,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\n", l.Name, typ, l.Shares, l.NominalCL, l.LendableCL,
 			l.BorrowingCL, l.MinCL, l.MaxCL, seats, alloc.Levels[i].CurrentCL)
 		sumNominal += l.NominalCL
 		sumCurrent += alloc.Levels[i].CurrentCL
 	}
-	fmt.Fprintf(tw, "total\t\t\t%d\t\t\t\t\t\t%d\t\n", sumNominal, sumCurrent)
+	fmt.Fprintf(tw, "total\t\t\t%d\t\t\t\t\t\t%d\n", sumNominal, sumCurrent)
 	if err := tw.Flush(); err != nil {
 		return failure(stderr, "limits", err)
 	}
