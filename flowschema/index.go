@@ -55,16 +55,7 @@ const maxSubjectSets = 16
 // a map.
 const maxProbe = 8
 
-func keyHash(s string) uint64 {
-	h := uint64(len(s)) * 0x9e3779b97f4a7c15
-	if len(s) > 0 {
-		h ^= word(s, 0)
-		h = (h ^ h>>31) * 0xbf58476d1ce4e5b9
-		h ^= word(s, (len(s)-1)/8)
-	}
-	h = (h ^ h>>30) * 0x94d049bb133111eb
-	return h ^ h>>31
-}
+func keyHash(s string) uint64 { return quickHash(s) }
 
 func (k *keySet) freeze() {
 	if len(k.m) == 0 {
