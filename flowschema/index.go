@@ -249,18 +249,11 @@ func (ix *index) first(rules []compiledRule, req *Request) int {
 		}
 	}
 
-	// The attribute filters: pairs of (value set, any set).
+	// The attribute filters, pairs of (value set, any set), are looked up
+	// only when a word holds many subject candidates: a few candidates
+	// are cheaper to verify in full than three more lookups.
 	var filt [6]int32
-	nf := 0
-	if req.ResourceRequest {
-		filt = [6]int32{ix.resVerbs.get(req.Verb), ix.resVerbsAny, ix.resResources.getResource(req.Resource, req.Subresource),
-			ix.resResourcesAny, ix.resGroups.get(req.APIGroup), ix.resGroupsAny}
-		nf = 6
-	} else {
-		filt[0], filt[1] = ix.nonResVerbs.get(req.Verb), ix.nonResVerbsAny
-		nf = 2
-	}
-
+	nf := -1
 	w := ix.words
 	flat := ix.flat
 	for word := 0; word < w; word++ {
@@ -268,12 +261,18 @@ func (ix *index) first(rules []compiledRule, req *Request) int {
 		for _, k := range subj[:n] {
 			cand |= flat[int(k)*w+word]
 		}
+		if cand == 0 {
+			continue
+		}
+		if nf < 0 && bits.OnesCount64(cand) > lazyFilterCandidates {
+			nf = ix.filters(req, &filt)
+		}
 		for i := 0; i < nf && cand != 0; i += 2 {
 			cand &= flat[int(filt[i])*w+word] | flat[int(filt[i+1])*w+word]
 		}
 		for cand != 0 {
 			r := word*64 + bits.TrailingZeros64(cand)
-			if verify(req, &rules[r]) {
+			if verify(req, &rules[r], nf >= 0) {
 				return r
 			}
 			cand &= cand - 1
@@ -282,19 +281,35 @@ func (ix *index) first(rules []compiledRule, req *Request) int {
 	return -1
 }
 
+// lazyFilterCandidates is the number of subject candidates in a word above
+// which first looks up the attribute filters.
+const lazyFilterCandidates = 4
+
+// filters fills filt with the (value, any) set pairs of req's attributes
+// and returns how many entries it used.
+func (ix *index) filters(req *Request, filt *[6]int32) int {
+	if req.ResourceRequest {
+		*filt = [6]int32{ix.resVerbs.get(req.Verb), ix.resVerbsAny, ix.resResources.getResource(req.Resource, req.Subresource),
+			ix.resResourcesAny, ix.resGroups.get(req.APIGroup), ix.resGroupsAny}
+		return 6
+	}
+	filt[0], filt[1] = ix.nonResVerbs.get(req.Verb), ix.nonResVerbsAny
+	return 2
+}
+
 // verify checks a candidate rule exactly, given what the index already
-// established: a subject matches (exactly, for subjectExact rules) and
-// some resource rule accepts the verb, some the resource and some the API
-// group (or, for a non-resource request, some non-resource rule the verb).
-// With a single resource or non-resource rule those "some" are the same
-// rule, so only the namespace or the path is left to check.
-func verify(req *Request, cr *compiledRule) bool {
+// established: a subject matches (exactly, for subjectExact rules) and,
+// when filtered, some resource rule accepts the verb, some the resource and
+// some the API group (or, for a non-resource request, some non-resource
+// rule the verb). With a single resource or non-resource rule those "some"
+// are the same rule, so only the namespace or the path is left to check.
+func verify(req *Request, cr *compiledRule, filtered bool) bool {
 	r := cr.rule
 	if !cr.subjectExact && firstSubject(req, r.Subjects) < 0 {
 		return false
 	}
 	if req.ResourceRequest {
-		if len(r.ResourceRules) == 1 {
+		if filtered && len(r.ResourceRules) == 1 {
 			rr := &r.ResourceRules[0]
 			if req.Namespace == "" {
 				return rr.ClusterScope
@@ -303,7 +318,7 @@ func verify(req *Request, cr *compiledRule) bool {
 		}
 		return firstResourceRule(req, r.ResourceRules) >= 0
 	}
-	if len(r.NonResourceRules) == 1 {
+	if filtered && len(r.NonResourceRules) == 1 {
 		return urlsMatch(r.NonResourceRules[0].NonResourceURLs, req.Path)
 	}
 	return firstNonResourceRule(req, r.NonResourceRules) >= 0
