@@ -1,4 +1,5 @@
 package flowschema
+
 import (
 	"fmt"
 	"strings"
@@ -7,6 +8,7 @@ import (
 
 	"github.com/fairslice/fairslice/shufflesharding"
 )
+
 func TestWordPacking(t *testing.T) {
 	s := "abcdefghijklmnopqrstuvwxyz0123456789"
 	for n := 0; n <= len(s); n++ {
