@@ -3,6 +3,7 @@ package flowschemacompare
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
@@ -112,6 +113,7 @@ func BenchmarkClassify(b *testing.B) {
 					sink = fs.Name
 					upstreamfs.Stop()
 				}
+				runtime.GC() // start both sides without pending garbage
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := 0; b.Loop(); i++ {
@@ -125,6 +127,7 @@ func BenchmarkClassify(b *testing.B) {
 					b.Fatal(err)
 				}
 				var sink uint64
+				runtime.GC() // start both sides without pending garbage
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := 0; b.Loop(); i++ {
