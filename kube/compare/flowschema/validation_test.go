@@ -187,26 +187,29 @@ func TestValidationDifferential(t *testing.T) {
 	g := gen{rand.New(rand.NewPCG(s, 0x7a1d))}
 	n := 20 * *fsConfigs
 	valid, invalid := 0, 0
+	compare := func(k int, kind string, obj any, up []upstreamvalidation.Error, err error, ours flowschema.ErrorList) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, got := fromUpstream(up), fromOurs(ours)
+		if len(want) == 0 {
+			valid++
+		} else {
+			invalid++
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("case %d %s %s: errors mismatch (-upstream +fairslice):\n%s", k, kind, dump(obj), diff)
+		}
+	}
 	for k := range n {
 		cfg := g.config(3)
 		for i := range cfg.FlowSchemas {
 			fs := &cfg.FlowSchemas[i]
 			g.mutateFS(fs)
 			d := fs.DeepCopy()
-			d.SetDefaults()
+			d.SetDefaults() // the API server validates defaulted objects
 			up, err := upstreamvalidation.ValidateFlowSchema(fs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, got := fromUpstream(up), fromOurs(flowschema.ValidateFlowSchema(d))
-			if len(want) == 0 {
-				valid++
-			} else {
-				invalid++
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("case %d FlowSchema %s: errors mismatch (-upstream +fairslice):\n%s", k, dump(fs), diff)
-			}
+			compare(k, "FlowSchema", fs, up, err, flowschema.ValidateFlowSchema(d))
 		}
 		for i := range cfg.PriorityLevels {
 			pl := &cfg.PriorityLevels[i]
@@ -214,18 +217,7 @@ func TestValidationDifferential(t *testing.T) {
 			d := pl.DeepCopy()
 			d.SetDefaults()
 			up, err := upstreamvalidation.ValidatePriorityLevelConfiguration(pl)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, got := fromUpstream(up), fromOurs(flowschema.ValidatePriorityLevelConfiguration(d))
-			if len(want) == 0 {
-				valid++
-			} else {
-				invalid++
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("case %d PriorityLevelConfiguration %s: errors mismatch (-upstream +fairslice):\n%s", k, dump(pl), diff)
-			}
+			compare(k, "PriorityLevelConfiguration", pl, up, err, flowschema.ValidatePriorityLevelConfiguration(d))
 		}
 		if t.Failed() {
 			break
