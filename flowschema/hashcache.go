@@ -29,12 +29,17 @@ const (
 	hashSlotWords          = 6
 )
 
+// hashSlot is 64 bytes, one cache line.
 type hashSlot struct {
 	seq   atomic.Uint32
-	meta  atomic.Uint64 // schema<<8 | len(distinguisher)+1; 0 when empty
+	meta  atomic.Uint32 // schema<<8 | len(distinguisher)+1; 0 when empty
 	hash  atomic.Uint64
 	words [hashSlotWords]atomic.Uint64
 }
+
+// maxCachedSchema bounds the FlowSchema indexes whose flows are cached
+// (meta keeps 24 bits of it).
+const maxCachedSchema = 1<<24 - 1
 
 func newFlowHashCache() *flowHashCache { return &flowHashCache{} }
 
@@ -95,10 +100,10 @@ func slotOf(schema int, dist string) uint64 {
 // flowHash returns shufflesharding.FlowHash(fsName, dist) for the
 // FlowSchema with the given index.
 func (c *flowHashCache) flowHash(schema int, fsName, dist string) uint64 {
-	if len(dist) > maxCachedDistinguisher {
+	if len(dist) > maxCachedDistinguisher || schema > maxCachedSchema {
 		return shufflesharding.FlowHash(fsName, dist)
 	}
-	meta := uint64(schema)<<8 | uint64(len(dist)+1)
+	meta := uint32(schema)<<8 | uint32(len(dist)+1)
 	slot := &c.slots[slotOf(schema, dist)]
 	seq := slot.seq.Load()
 	if seq&1 == 0 && slot.meta.Load() == meta {

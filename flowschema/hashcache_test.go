@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/fairslice/fairslice/shufflesharding"
 )
@@ -72,5 +73,11 @@ func TestFlowHashCacheHits(t *testing.T) {
 	// Same distinguisher, another FlowSchema: a different entry.
 	if got, want := c.flowHash(2, "other", "alice"), shufflesharding.FlowHash("other", "alice"); got != want {
 		t.Errorf("flowHash(2, other, alice) = %#x, want %#x", got, want)
+	}
+}
+
+func TestHashSlotIsOneCacheLine(t *testing.T) {
+	if s := unsafe.Sizeof(hashSlot{}); s != 64 {
+		t.Errorf("hashSlot is %d bytes, want 64 (one cache line)", s)
 	}
 }
