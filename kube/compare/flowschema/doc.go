@@ -29,6 +29,9 @@
 //     validation: the same errors, type and field path (and detail, except
 //     the wording of name-format and unsupported-value messages).
 //
+// bootstrap_test.go checks the mandatory and suggested objects, in order,
+// against k8s.io/apiserver pkg/apis/flowcontrol/bootstrap.
+//
 // bench_test.go holds the side-by-side benchmarks BenchmarkClassify
 // (impl=upstream|fairslice, default configuration and a sweep over the
 // number of FlowSchemas).
