@@ -270,6 +270,26 @@ func (ix *index) first(rules []compiledRule, req *Request) int {
 	nf := -1
 	w := ix.words
 	flat := ix.flat
+	if w == 1 {
+		// Up to 64 rules (the default configuration has 11): one word, no
+		// summary.
+		var cand uint64
+		for _, k := range subj[:n] {
+			cand |= flat[k]
+		}
+		if bits.OnesCount64(cand) > lazyFilterCandidates {
+			nf = ix.filters(req, &filt)
+			for i := 0; i < nf; i += 2 {
+				cand &= flat[filt[i]] | flat[filt[i+1]]
+			}
+		}
+		for ; cand != 0; cand &= cand - 1 {
+			if r := bits.TrailingZeros64(cand); verify(req, &rules[r], nf >= 0) {
+				return r
+			}
+		}
+		return -1
+	}
 	sw := ix.sumWords
 	for sword := 0; sword < sw; sword++ {
 		var words uint64

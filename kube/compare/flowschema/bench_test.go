@@ -117,7 +117,10 @@ func BenchmarkClassify(b *testing.B) {
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := 0; b.Loop(); i++ {
-					up.HandleStopped(digests[i%len(digests)], note)
+					if i == len(digests) {
+						i = 0
+					}
+					up.HandleStopped(digests[i], note)
 				}
 				_ = sink
 			})
@@ -130,8 +133,12 @@ func BenchmarkClassify(b *testing.B) {
 				runtime.GC() // start both sides without pending garbage
 				b.ReportAllocs()
 				b.ResetTimer()
+				reqs := tc.reqs
 				for i := 0; b.Loop(); i++ {
-					sink += c.Classify(&tc.reqs[i%len(tc.reqs)]).FlowHash
+					if i == len(reqs) {
+						i = 0
+					}
+					sink += c.Classify(&reqs[i]).FlowHash
 				}
 				_ = sink
 			})
