@@ -81,3 +81,22 @@ func TestHashSlotIsOneCacheLine(t *testing.T) {
 		t.Errorf("hashSlot is %d bytes, want 64 (one cache line)", s)
 	}
 }
+
+// TestKeySetHashIsQuickHash guards the hand-inlined copy in keySet.get.
+func TestKeySetHashIsQuickHash(t *testing.T) {
+	var ks keySet
+	ks.m = map[string]int32{}
+	keys := []string{"", "a", "ab", "abc", "abcd", "abcdefg", "abcdefgh", "system:authenticated", "team-1", "team-2"}
+	for i, k := range keys {
+		ks.m[k] = int32(i + 1)
+	}
+	ks.freeze()
+	for i, k := range keys {
+		if got := ks.get(k); got != int32(i+1) {
+			t.Errorf("get(%q) = %d, want %d", k, got, i+1)
+		}
+	}
+	if got := ks.get("missing"); got != 0 {
+		t.Errorf("get(missing) = %d, want 0", got)
+	}
+}
