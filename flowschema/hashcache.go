@@ -55,9 +55,18 @@ func load4(s string, i int) uint64 {
 
 // word returns bytes 8i..8i+7 of s, little-endian, zero-padded.
 func word(s string, i int) uint64 {
-	switch {
-	case 8*i+8 <= len(s):
+	if 8*i+8 <= len(s) {
 		return load8(s, 8*i)
+	}
+	return tailWord(s, i)
+}
+
+// tailWord is word for the last, partial word; kept out of line so that
+// word inlines.
+//
+//go:noinline
+func tailWord(s string, i int) uint64 {
+	switch {
 	case len(s) >= 8:
 		// The tail: the last 8 bytes, shifted so that the wanted ones are
 		// the low ones.
