@@ -1,0 +1,385 @@
+package flowschema
+
+import (
+	"math/bits"
+	"strings"
+	"unsafe"
+)
+
+// index finds the first rule (in matching order) that matches a request.
+//
+// Every rule has a bit, in matching order. For each attribute value that
+// occurs in the configuration (a user name, a group, a service-account
+// namespace, a verb, a resource key, an API group) the index keeps the set
+// of rules that could match a request with that value, plus a set for the
+// rules that accept any value. A request's candidates are the intersection
+// of a few unions of these sets; they are a superset of the matching rules,
+// so each candidate, in order, is verified with the exact predicates, and
+// the first that passes wins. The sets are scanned a word (64 rules) at a
+// time, stopping at the first word holding a verified match, so no scratch
+// memory is needed; a summary bitmap per set (a bit per non-zero word)
+// skips the words no subject set touches, so a request costs about the
+// same with 10 or 10,000 FlowSchemas.
+type index struct {
+	words int
+	flat  []uint64 // set k is flat[k*words:(k+1)*words]; set 0 is empty
+	// summary has a bit per word of each set, set when the word is not
+	// zero: set k's are summary[k*sumWords:(k+1)*sumWords]. The scan
+	// visits only words some subject set has bits in.
+	summary  []uint64
+	sumWords int
+
+	users, groups, saNamespaces keySet
+	subjectsAny                 int32
+
+	resVerbs, resResources, resGroups keySet
+	resVerbsAny, resResourcesAny      int32
+	resGroupsAny                      int32
+
+	nonResVerbs    keySet
+	nonResVerbsAny int32
+}
+
+// keySet maps attribute values to set numbers (0 when absent). It is an
+// open-addressing table hashed on the length and the first and last eight
+// bytes of a value, which costs two loads instead of hashing the whole
+// string; if values collide too much under that hash (long values that
+// differ only in the middle), it falls back to a Go map.
+type keySet struct {
+	m      map[string]int32 // while building, and as the fallback
+	useMap bool
+	mask   uint64
+	keys   []string
+	sets   []int32
+}
+
+// maxSubjectSets bounds the subject sets a request unions (any, user,
+// service-account namespace and the groups that occur in the
+// configuration); a request beyond it is classified by a linear scan.
+const maxSubjectSets = 16
+
+// maxProbe is the longest probe sequence tolerated before falling back to
+// a map.
+const maxProbe = 8
+
+func keyHash(s string) uint64 { return quickHash(s) }
+
+func (k *keySet) freeze() {
+	if len(k.m) == 0 {
+		k.m = nil
+		return
+	}
+	size := 4
+	for size < 2*len(k.m) {
+		size *= 2
+	}
+	k.mask = uint64(size - 1)
+	k.keys, k.sets = make([]string, size), make([]int32, size)
+	for key, set := range k.m {
+		i, probes := keyHash(key)&k.mask, 1
+		for k.sets[i] != 0 {
+			i, probes = (i+1)&k.mask, probes+1
+		}
+		if probes > maxProbe {
+			k.useMap, k.keys, k.sets = true, nil, nil
+			return
+		}
+		k.keys[i], k.sets[i] = key, set
+	}
+	k.m = nil
+}
+
+func (k *keySet) get(s string) int32 {
+	if k.sets == nil {
+		if k.useMap {
+			return k.m[s]
+		}
+		return 0
+	}
+	// quickHash, by hand: this is the hottest call of a classification.
+	n := len(s)
+	var a, b uint64
+	switch {
+	case n >= 8:
+		a, b = load8(s, 0), load8(s, n-8)
+	case n >= 4:
+		a, b = load4(s, 0), load4(s, n-4)
+	case n > 0:
+		a = uint64(s[0])<<16 | uint64(s[n/2])<<8 | uint64(s[n-1])
+	}
+	h := (a ^ (b<<29 | b>>35) ^ uint64(n)<<56) * 0x9e3779b97f4a7c15
+	for i := (h ^ h>>29) & k.mask; ; i = (i + 1) & k.mask {
+		set := k.sets[i]
+		if set == 0 || len(k.keys[i]) == n && k.keys[i] == s {
+			return set
+		}
+	}
+}
+
+// getResource looks up resource or resource/subresource.
+func (k *keySet) getResource(resource, subresource string) int32 {
+	if subresource == "" {
+		return k.get(resource)
+	}
+	if n := len(resource) + 1 + len(subresource); n <= resourceKeyBuffer {
+		var buf [resourceKeyBuffer]byte
+		copy(buf[copy(buf[:], resource)+1:], subresource)
+		buf[len(resource)] = '/'
+		// A view of buf for the lookup, which does not retain it.
+		return k.get(unsafe.String(&buf[0], n))
+	}
+	return k.get(resource + "/" + subresource)
+}
+
+type indexBuilder struct {
+	ix   *index
+	sets [][]uint64
+}
+
+func (b *indexBuilder) newSet() int32 {
+	b.sets = append(b.sets, make([]uint64, b.ix.words))
+	return int32(len(b.sets) - 1)
+}
+
+func (b *indexBuilder) add(ks *keySet, key string, rule int) {
+	k, ok := ks.m[key]
+	if !ok {
+		k = b.newSet()
+		ks.m[key] = k
+	}
+	b.set(k, rule)
+}
+
+func (b *indexBuilder) set(k int32, rule int) { b.sets[k][rule/64] |= 1 << (rule % 64) }
+
+// addList indexes a list of values with upstream's wildcard rule: the
+// wildcard means "any" only as the sole member; otherwise every member,
+// the wildcard string included, is a literal.
+func (b *indexBuilder) addList(m *keySet, anySet int32, list []string, wildcard string, rule int) {
+	if len(list) == 1 && list[0] == wildcard {
+		b.set(anySet, rule)
+		return
+	}
+	for _, v := range list {
+		b.add(m, v, rule)
+	}
+}
+
+func buildIndex(rules []compiledRule) index {
+	ix := index{
+		words:        (len(rules) + 63) / 64,
+		users:        keySet{m: map[string]int32{}},
+		groups:       keySet{m: map[string]int32{}},
+		saNamespaces: keySet{m: map[string]int32{}},
+		resVerbs:     keySet{m: map[string]int32{}},
+		resResources: keySet{m: map[string]int32{}},
+		resGroups:    keySet{m: map[string]int32{}},
+		nonResVerbs:  keySet{m: map[string]int32{}},
+	}
+	b := &indexBuilder{ix: &ix}
+	b.newSet() // the empty set
+	ix.subjectsAny, ix.resVerbsAny, ix.resResourcesAny, ix.resGroupsAny, ix.nonResVerbsAny =
+		b.newSet(), b.newSet(), b.newSet(), b.newSet(), b.newSet()
+	for r, cr := range rules {
+		for _, s := range cr.rule.Subjects {
+			switch s.Kind {
+			case SubjectKindUser:
+				if s.User == nil {
+					continue
+				}
+				if s.User.Name == NameAll {
+					b.set(ix.subjectsAny, r)
+				} else {
+					b.add(&ix.users, s.User.Name, r)
+				}
+			case SubjectKindGroup:
+				if s.Group == nil {
+					continue
+				}
+				if s.Group.Name == NameAll {
+					b.set(ix.subjectsAny, r)
+				} else {
+					b.add(&ix.groups, s.Group.Name, r)
+				}
+			case SubjectKindServiceAccount:
+				sa := s.ServiceAccount
+				switch {
+				case sa == nil:
+				case strings.Contains(sa.Namespace, ":"):
+					// Not a namespace a user name can be split into;
+					// leave it to verification.
+					b.set(ix.subjectsAny, r)
+				case sa.Name == NameAll:
+					b.add(&ix.saNamespaces, sa.Namespace, r)
+				default:
+					b.add(&ix.users, ServiceAccountUsernamePrefix+sa.Namespace+":"+sa.Name, r)
+				}
+			}
+		}
+		for _, rr := range cr.rule.ResourceRules {
+			b.addList(&ix.resVerbs, ix.resVerbsAny, rr.Verbs, VerbAll, r)
+			b.addList(&ix.resResources, ix.resResourcesAny, rr.Resources, ResourceAll, r)
+			b.addList(&ix.resGroups, ix.resGroupsAny, rr.APIGroups, APIGroupAll, r)
+		}
+		for _, nr := range cr.rule.NonResourceRules {
+			b.addList(&ix.nonResVerbs, ix.nonResVerbsAny, nr.Verbs, VerbAll, r)
+		}
+	}
+	for _, ks := range []*keySet{&ix.users, &ix.groups, &ix.saNamespaces, &ix.resVerbs, &ix.resResources, &ix.resGroups, &ix.nonResVerbs} {
+		ks.freeze()
+	}
+	ix.flat = make([]uint64, 0, len(b.sets)*ix.words)
+	ix.sumWords = (ix.words + 63) / 64
+	ix.summary = make([]uint64, len(b.sets)*ix.sumWords)
+	for k, s := range b.sets {
+		ix.flat = append(ix.flat, s...)
+		for w, bits := range s {
+			if bits != 0 {
+				ix.summary[k*ix.sumWords+w/64] |= 1 << (w % 64)
+			}
+		}
+	}
+	return ix
+}
+
+// resourceKeyBuffer bounds the resource/subresource keys looked up without
+// allocating.
+const resourceKeyBuffer = 128
+
+// first returns the index in rules of the first rule that matches req, or
+// -1.
+func (ix *index) first(rules []compiledRule, req *Request) int {
+	var subj [maxSubjectSets]int32
+	n := 0
+	subj[n] = ix.subjectsAny
+	n++
+	if k := ix.users.get(req.User); k != 0 {
+		subj[n] = k
+		n++
+	}
+	if rest, ok := strings.CutPrefix(req.User, ServiceAccountUsernamePrefix); ok {
+		if i := strings.IndexByte(rest, ':'); i >= 0 {
+			if k := ix.saNamespaces.get(rest[:i]); k != 0 {
+				subj[n] = k
+				n++
+			}
+		}
+	}
+	for _, g := range req.Groups {
+		if k := ix.groups.get(g); k != 0 {
+			if n == maxSubjectSets {
+				return linearFirst(rules, req)
+			}
+			subj[n] = k
+			n++
+		}
+	}
+
+	// The attribute filters, pairs of (value set, any set), are looked up
+	// only when a word holds many subject candidates: a few candidates
+	// are cheaper to verify in full than three more lookups.
+	var filt [6]int32
+	nf := -1
+	w := ix.words
+	flat := ix.flat
+	if w == 1 {
+		// Up to 64 rules (the default configuration has 11): one word, no
+		// summary.
+		var cand uint64
+		for _, k := range subj[:n] {
+			cand |= flat[k]
+		}
+		if bits.OnesCount64(cand) > lazyFilterCandidates {
+			nf = ix.filters(req, &filt)
+			for i := 0; i < nf; i += 2 {
+				cand &= flat[filt[i]] | flat[filt[i+1]]
+			}
+		}
+		for ; cand != 0; cand &= cand - 1 {
+			if r := bits.TrailingZeros64(cand); verify(req, &rules[r], nf >= 0) {
+				return r
+			}
+		}
+		return -1
+	}
+	sw := ix.sumWords
+	for sword := 0; sword < sw; sword++ {
+		var words uint64
+		for _, k := range subj[:n] {
+			words |= ix.summary[int(k)*sw+sword]
+		}
+		for ; words != 0; words &= words - 1 {
+			word := sword*64 + bits.TrailingZeros64(words)
+			var cand uint64
+			for _, k := range subj[:n] {
+				cand |= flat[int(k)*w+word]
+			}
+			if nf < 0 && bits.OnesCount64(cand) > lazyFilterCandidates {
+				nf = ix.filters(req, &filt)
+			}
+			for i := 0; i < nf && cand != 0; i += 2 {
+				cand &= flat[int(filt[i])*w+word] | flat[int(filt[i+1])*w+word]
+			}
+			for cand != 0 {
+				r := word*64 + bits.TrailingZeros64(cand)
+				if verify(req, &rules[r], nf >= 0) {
+					return r
+				}
+				cand &= cand - 1
+			}
+		}
+	}
+	return -1
+}
+
+// lazyFilterCandidates is the number of subject candidates in a word above
+// which first looks up the attribute filters.
+const lazyFilterCandidates = 6
+
+// filters fills filt with the (value, any) set pairs of req's attributes
+// and returns how many entries it used.
+func (ix *index) filters(req *Request, filt *[6]int32) int {
+	if req.ResourceRequest {
+		*filt = [6]int32{ix.resVerbs.get(req.Verb), ix.resVerbsAny, ix.resResources.getResource(req.Resource, req.Subresource),
+			ix.resResourcesAny, ix.resGroups.get(req.APIGroup), ix.resGroupsAny}
+		return 6
+	}
+	filt[0], filt[1] = ix.nonResVerbs.get(req.Verb), ix.nonResVerbsAny
+	return 2
+}
+
+// verify checks a candidate rule exactly, given what the index already
+// established: a subject matches (exactly, for subjectExact rules) and,
+// when filtered, some resource rule accepts the verb, some the resource and
+// some the API group (or, for a non-resource request, some non-resource
+// rule the verb). With a single resource or non-resource rule those "some"
+// are the same rule, so only the namespace or the path is left to check.
+func verify(req *Request, cr *compiledRule, filtered bool) bool {
+	r := cr.rule
+	if !cr.subjectExact && firstSubject(req, r.Subjects) < 0 {
+		return false
+	}
+	if req.ResourceRequest {
+		if filtered && len(r.ResourceRules) == 1 {
+			rr := &r.ResourceRules[0]
+			if req.Namespace == "" {
+				return rr.ClusterScope
+			}
+			return listHas(rr.Namespaces, req.Namespace, NamespaceEvery)
+		}
+		return firstResourceRule(req, r.ResourceRules) >= 0
+	}
+	if filtered && len(r.NonResourceRules) == 1 {
+		return urlsMatch(r.NonResourceRules[0].NonResourceURLs, req.Path)
+	}
+	return firstNonResourceRule(req, r.NonResourceRules) >= 0
+}
+
+func linearFirst(rules []compiledRule, req *Request) int {
+	for i := range rules {
+		if matchesRule(req, rules[i].rule) {
+			return i
+		}
+	}
+	return -1
+}
