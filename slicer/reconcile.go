@@ -280,15 +280,17 @@ func (r *Reconciler) reconcileType(plan *Plan, svc *Service, nsr int, at Address
 	slices.SortFunc(tp.updates, byName)
 	slices.SortFunc(tp.deletes, byName)
 
-	// Recycling: a create takes the name of a delete of an owned slice.
+	// Recycling: the last create takes the name of the first delete of an
+	// owned slice, and so on, as upstream (this matters when the Service
+	// is being deleted: the creates left over are dropped).
 	for i := 0; i < len(tp.deletes) && len(tp.creates) > 0; {
 		d := &tp.deletes[i]
 		if !ownedBy(d, svc) {
 			i++
 			continue
 		}
-		c := tp.creates[0]
-		tp.creates = tp.creates[1:]
+		c := tp.creates[len(tp.creates)-1]
+		tp.creates = tp.creates[:len(tp.creates)-1]
 		c.Name = d.Name
 		tp.updates = append(tp.updates, c)
 		tp.deletes = slices.Delete(tp.deletes, i, i+1)
@@ -451,11 +453,18 @@ func (r *Reconciler) pack(tp *typePlan, svc *Service, nsr int, at AddressType, g
 		var w work
 		best := -1
 		if left < r.max {
-			gap := r.max
+			// Among equally good slices prefer one that hint removal
+			// would rewrite anyway (upstream picks at random, so its
+			// count of updates varies there), then the smaller name.
+			gap, bestHinted := r.max, false
 			for i, si := range unchanged {
 				d := r.max - (len(existing[si].Endpoints) + left)
-				if d >= 0 && d < gap {
-					gap, best = d, i
+				if d < 0 || d > gap {
+					continue
+				}
+				hinted := !svc.TopologyHints && hasHints(existing[si].Endpoints)
+				if d < gap || hinted && !bestHinted {
+					gap, best, bestHinted = d, i, hinted
 				}
 			}
 		}
@@ -527,19 +536,25 @@ func ownedBy(s *Slice, svc *Service) bool {
 }
 
 // placeholderEqual compares an existing slice with a placeholder as
-// upstream does: namespace (empty is the Service's), labels exactly, the
+// upstream does: namespace (empty is the Service's), labels both ways, the
 // address type, and no ports and no endpoints.
 func placeholderEqual(s, ph *Slice, svc *Service) bool {
 	ns := s.Namespace
 	if ns == "" {
 		ns = svc.Namespace
 	}
-	if ns != ph.Namespace || s.AddressType != ph.AddressType || len(s.Ports) != 0 || len(s.Endpoints) != 0 ||
-		len(s.Labels) != len(ph.Labels) {
+	if ns != ph.Namespace || s.AddressType != ph.AddressType || len(s.Ports) != 0 || len(s.Endpoints) != 0 {
 		return false
 	}
+	// A missing label reads as "", as in upstream's comparison: a slice
+	// without the headless label ("") still matches.
 	for k, v := range ph.Labels {
-		if w, ok := s.Labels[k]; !ok || w != v {
+		if s.Labels[k] != v {
+			return false
+		}
+	}
+	for k, v := range s.Labels {
+		if ph.Labels[k] != v {
 			return false
 		}
 	}

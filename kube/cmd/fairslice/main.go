@@ -11,6 +11,7 @@
 //	deal      print the hand (queue indexes) dealt for a hash or a flow
 //	odds      print the probability that a mouse flow is squished by elephants
 //	simulate  run a fair-queuing simulation
+//	reconcile plan EndpointSlice writes for a Service (or run upstream's reconciler)
 //	help      print help for a command
 //
 // Run "fairslice <command> --help" for a command's flags. Help goes to
@@ -47,6 +48,7 @@ var commands = []command{
 	{"deal", "print the hand (queue indexes) dealt for a hash or a flow", runDeal},
 	{"odds", "print the probability that a mouse flow is squished by elephants", runOdds},
 	{"simulate", "run a fair-queuing simulation", runSimulate},
+	{"reconcile", "plan EndpointSlice writes for a Service (or run upstream's reconciler)", runReconcile},
 }
 
 func main() {
