@@ -248,6 +248,9 @@ func (c *Converter) canonicalIP(ip string) (string, bool, error) {
 			return "", false, fmt.Errorf("%q is not an IP address", ip)
 		}
 	}
+	if a.Is4() && err == nil {
+		return ip, false, nil // netip accepts only the canonical dotted quad
+	}
 	a = a.Unmap()
 	c.buf = a.AppendTo(c.buf[:0])
 	if string(c.buf) == ip {
