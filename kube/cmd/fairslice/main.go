@@ -12,6 +12,7 @@
 //	odds      print the probability that a mouse flow is squished by elephants
 //	simulate  run a fair-queuing simulation
 //	reconcile plan EndpointSlice writes for a Service (or run upstream's reconciler)
+//	propagation bytes written and sent in a rolling update: Endpoints vs EndpointSlices
 //	help      print help for a command
 //
 // Run "fairslice <command> --help" for a command's flags. Help goes to
@@ -49,6 +50,7 @@ var commands = []command{
 	{"odds", "print the probability that a mouse flow is squished by elephants", runOdds},
 	{"simulate", "run a fair-queuing simulation", runSimulate},
 	{"reconcile", "plan EndpointSlice writes for a Service (or run upstream's reconciler)", runReconcile},
+	{"propagation", "bytes written and sent in a rolling update: Endpoints vs EndpointSlices", runPropagation},
 }
 
 func main() {

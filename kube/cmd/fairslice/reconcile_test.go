@@ -67,3 +67,17 @@ func TestReconcileReportsSkippedPods(t *testing.T) {
 		}
 	}
 }
+
+func TestPropagation(t *testing.T) {
+	code, stdout, stderr := invoke("propagation", "--pods", "20000", "--nodes=5000")
+	for _, want := range []string{"Rolling update of 20000 pods watched by 5000 nodes", "220 TB", "1.28 TB", "at 14377 pods"} {
+		if code != exitOK || !strings.Contains(stdout, want) {
+			t.Errorf("propagation = %d, stdout:\n%s\nstderr: %s\nwant it to contain %q", code, stdout, stderr, want)
+		}
+	}
+	for _, args := range [][]string{{"--pods", "0"}, {"--nodes", "x"}, {"extra"}} {
+		if code, _, _ := invoke(append([]string{"propagation"}, args...)...); code != exitUsage {
+			t.Errorf("propagation %q = %d, want %d", args, code, exitUsage)
+		}
+	}
+}

@@ -255,4 +255,3 @@ func BenchmarkInitialSync(b *testing.B) {
 		})
 	})
 }
-
