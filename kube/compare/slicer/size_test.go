@@ -156,11 +156,13 @@ func TestSizeModelEndpoints(t *testing.T) {
 	for i := range 1000 {
 		e := propagation.EndpointsObject{Name: randString(rng), Namespace: randString(rng), Labels: randMap(rng), Annotations: randMap(rng)}
 		st := randStored(rng)
+		//lint:ignore SA1019 the deprecated Endpoints object is what EndpointSlices are measured against.
 		obj := &corev1.Endpoints{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Endpoints"},
 			ObjectMeta: metav1.ObjectMeta{Name: e.Name, Namespace: e.Namespace, Labels: e.Labels, Annotations: e.Annotations}}
 		applyStored(&obj.ObjectMeta, st)
 		for range rng.IntN(3) {
 			var s propagation.Subset
+			//lint:ignore SA1019 the deprecated Endpoints object is what EndpointSlices are measured against.
 			var ks corev1.EndpointSubset
 			for range rng.IntN(20) {
 				a, k := addr()
