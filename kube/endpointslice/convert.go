@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -44,23 +45,50 @@ func ServiceFacts(svc *corev1.Service, triggerTime time.Time) slicer.Service {
 	}
 }
 
-// Converter turns k8s.io/api objects into slicer inputs. It reuses its
-// buffers: what Desired returns is valid until the next Desired call, and
-// what Existing returns until the next Existing call. A steady-state sync
-// then allocates nothing per endpoint. Not safe for concurrent use; the
-// zero value is ready to use.
+// Converter turns k8s.io/api objects into slicer inputs. Not safe for
+// concurrent use; the zero value is ready to use.
+//
+// It remembers what it converted, by object pointer: a pod seen in the
+// previous Desired call, with the same Service spec and the same node
+// objects, is not converted again, and neither is an EndpointSlice seen in
+// the previous Existing call. This relies on the informer contract that a
+// cached object is never modified in place (a change replaces the
+// pointer): do not pass objects you modify afterwards, or use a new
+// Converter. The node of every remembered pod is looked up again each
+// call, and any node or Service change forgets everything. A steady-state
+// sync thus allocates nothing per endpoint.
+//
+// What Desired returns is valid until the next Desired call, and what
+// Existing returns until the next Existing call.
 type Converter struct {
 	groups []slicer.Group
 	ports  []slicer.Port // the current pod's ports
-	addrs  []string      // backing store of desired endpoint addresses
 	eps    [][]slicer.Endpoint
+	buf    []byte
 
-	slices  []slicer.Slice
-	exEps   []slicer.Endpoint
-	exAddrs []string
-	exPorts []slicer.Port
-	exOwner []slicer.OwnerRef
-	buf     []byte
+	gen      uint32
+	pods     map[*corev1.Pod]*podMemo
+	nodes    map[string]*corev1.Node // node objects the remembered pods saw
+	svc      corev1.ServiceSpec      // spec the remembered pods were converted for
+	svcMeta  [2]string               // its namespace and name
+	portSets [][]slicer.Port         // interned port sets
+
+	slices []slicer.Slice
+	exist  map[*discovery.EndpointSlice]*sliceMemo
+}
+
+// podMemo is a pod as converted for the remembered Service.
+type podMemo struct {
+	gen   uint32
+	skip  bool // not an endpoint (terminal or no IP)
+	ports []slicer.Port
+	eps   []slicer.Endpoint // one per address type of the Service, Addresses nil if none
+	errs  []error
+}
+
+type sliceMemo struct {
+	gen   uint32
+	slice slicer.Slice
 }
 
 // Desired returns the desired endpoint groups for svc from the pods its
@@ -87,84 +115,40 @@ type Converter struct {
 // plan and retry later as upstream does. Any other node lookup error
 // aborts with no groups.
 func (c *Converter) Desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeGetter) ([]slicer.Group, error) {
+	if err := c.revalidate(svc, nodes); err != nil {
+		return nil, err
+	}
+	c.gen++
 	types := slicer.AddressTypesFor(familyStrings(svc.Spec.IPFamilies), svc.Spec.ClusterIP)
 	for i := range c.eps {
 		c.eps[i] = c.eps[i][:0]
 	}
 	c.groups = c.groups[:0]
-	c.addrs = c.addrs[:0]
 	var errs []error
-	pnr := svc.Spec.PublishNotReadyAddresses
-	headlessNoPorts := len(svc.Spec.Ports) == 0 && svc.Spec.ClusterIP == corev1.ClusterIPNone
 	for _, pod := range pods {
-		if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		if pod.Status.PodIP == "" && len(pod.Status.PodIPs) == 0 {
-			continue
-		}
-		c.ports = c.ports[:0]
-		if !headlessNoPorts {
-			for i := range svc.Spec.Ports {
-				sp := &svc.Spec.Ports[i]
-				if port, ok := findPort(pod, sp); ok {
-					c.ports = append(c.ports, slicer.Port{
-						Name: sp.Name, Port: port, Protocol: string(sp.Protocol), AppProtocol: deref(sp.AppProtocol),
-					})
-				}
+		m := c.pods[pod]
+		if m == nil {
+			var err error
+			if m, err = c.convert(svc, pod, types, nodes); err != nil {
+				return nil, err
 			}
+			c.pods[pod] = m
 		}
+		m.gen = c.gen
+		errs = append(errs, m.errs...)
+		if m.skip {
+			continue
+		}
+		c.ports = append(c.ports[:0], m.ports...)
 		first := c.groupFor(types[0])
 		for _, t := range types[1:] {
 			c.groupFor(t)
 		}
-
-		node, err := nodes.Get(pod.Spec.NodeName)
-		if err != nil {
-			if !apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("endpointslice: looking up node %q of pod %s/%s: %w", pod.Spec.NodeName, pod.Namespace, pod.Name, err)
+		for ti := range m.eps {
+			if m.eps[ti].Addresses != nil {
+				g := &c.groups[first+ti]
+				g.Endpoints = append(g.Endpoints, m.eps[ti])
 			}
-			node = nil
-			if !pnr {
-				errs = append(errs, fmt.Errorf("endpointslice: pod %s/%s skipped: node %q not found", pod.Namespace, pod.Name, pod.Spec.NodeName))
-				continue
-			}
-		}
-		zone := ""
-		if node != nil {
-			zone = node.Labels[corev1.LabelTopologyZone]
-		}
-		hostname := ""
-		if pod.Spec.Hostname != "" && pod.Spec.Subdomain == svc.Name && pod.Namespace == svc.Namespace {
-			hostname = pod.Spec.Hostname
-		}
-		conds := slicer.PodConditions(podReady(pod), pod.DeletionTimestamp != nil, pnr)
-		for ti, t := range types {
-			start := len(c.addrs)
-			for _, ip := range pod.Status.PodIPs {
-				a, v6, err := c.canonicalIP(ip.IP)
-				if err != nil {
-					if ti == 0 {
-						errs = append(errs, fmt.Errorf("endpointslice: pod %s/%s: status.podIPs: %w", pod.Namespace, pod.Name, err))
-					}
-					continue
-				}
-				if v6 == (t == slicer.IPv6) {
-					c.addrs = append(c.addrs, a)
-				}
-			}
-			if len(c.addrs) == start {
-				continue
-			}
-			gi := first + ti
-			c.groups[gi].Endpoints = append(c.groups[gi].Endpoints, slicer.Endpoint{
-				Addresses:  c.addrs[start:len(c.addrs):len(c.addrs)],
-				Hostname:   hostname,
-				NodeName:   pod.Spec.NodeName,
-				Zone:       zone,
-				Conditions: conds,
-				TargetRef:  slicer.ObjectRef{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID)},
-			})
 		}
 	}
 	for i := range c.groups {
@@ -174,7 +158,133 @@ func (c *Converter) Desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 			c.eps = append(c.eps, c.groups[i].Endpoints)
 		}
 	}
+	if len(c.pods) > 2*len(pods)+64 {
+		for p, m := range c.pods {
+			if m.gen != c.gen {
+				delete(c.pods, p)
+			}
+		}
+	}
 	return c.groups, errors.Join(errs...)
+}
+
+// revalidate forgets the remembered pods when the Service's spec or any
+// remembered node changed.
+func (c *Converter) revalidate(svc *corev1.Service, nodes NodeGetter) error {
+	if c.pods == nil || c.svcMeta != [2]string{svc.Namespace, svc.Name} || !equality.Semantic.DeepEqual(&c.svc, &svc.Spec) {
+		c.forget(svc)
+		return nil
+	}
+	for name, old := range c.nodes {
+		cur, err := nodes.Get(name)
+		if err != nil {
+			if !apierrors.IsNotFound(err) {
+				return fmt.Errorf("endpointslice: looking up node %q: %w", name, err)
+			}
+			cur = nil
+		}
+		if cur != old {
+			c.forget(svc)
+			return nil
+		}
+	}
+	return nil
+}
+
+func (c *Converter) forget(svc *corev1.Service) {
+	c.pods = make(map[*corev1.Pod]*podMemo)
+	c.nodes = make(map[string]*corev1.Node)
+	c.svc = *svc.Spec.DeepCopy()
+	c.svcMeta = [2]string{svc.Namespace, svc.Name}
+	c.portSets = nil
+}
+
+// convert turns one pod into its endpoints, one per address type.
+func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer.AddressType, nodes NodeGetter) (*podMemo, error) {
+	m := &podMemo{}
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed ||
+		pod.Status.PodIP == "" && len(pod.Status.PodIPs) == 0 {
+		m.skip = true
+		return m, nil
+	}
+	pnr := svc.Spec.PublishNotReadyAddresses
+	c.ports = c.ports[:0]
+	if !(len(svc.Spec.Ports) == 0 && svc.Spec.ClusterIP == corev1.ClusterIPNone) {
+		for i := range svc.Spec.Ports {
+			sp := &svc.Spec.Ports[i]
+			if port, ok := findPort(pod, sp); ok {
+				c.ports = append(c.ports, slicer.Port{
+					Name: sp.Name, Port: port, Protocol: string(sp.Protocol), AppProtocol: deref(sp.AppProtocol),
+				})
+			}
+		}
+	}
+	m.ports = c.intern(c.ports)
+	m.eps = make([]slicer.Endpoint, len(types))
+
+	node, err := nodes.Get(pod.Spec.NodeName)
+	if err != nil {
+		if !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("endpointslice: looking up node %q of pod %s/%s: %w", pod.Spec.NodeName, pod.Namespace, pod.Name, err)
+		}
+		node = nil
+	}
+	c.nodes[pod.Spec.NodeName] = node
+	if node == nil && !pnr {
+		m.errs = append(m.errs, fmt.Errorf("endpointslice: pod %s/%s skipped: node %q not found", pod.Namespace, pod.Name, pod.Spec.NodeName))
+		return m, nil
+	}
+	zone := ""
+	if node != nil {
+		zone = node.Labels[corev1.LabelTopologyZone]
+	}
+	hostname := ""
+	if pod.Spec.Hostname != "" && pod.Spec.Subdomain == svc.Name && pod.Namespace == svc.Namespace {
+		hostname = pod.Spec.Hostname
+	}
+	conds := slicer.PodConditions(podReady(pod), pod.DeletionTimestamp != nil, pnr)
+	for ti, t := range types {
+		var addrs []string
+		for _, ip := range pod.Status.PodIPs {
+			a, v6, err := c.canonicalIP(ip.IP)
+			if err != nil {
+				if ti == 0 {
+					m.errs = append(m.errs, fmt.Errorf("endpointslice: pod %s/%s: status.podIPs: %w", pod.Namespace, pod.Name, err))
+				}
+				continue
+			}
+			if v6 == (t == slicer.IPv6) {
+				addrs = append(addrs, a)
+			}
+		}
+		if addrs == nil {
+			continue
+		}
+		m.eps[ti] = slicer.Endpoint{
+			Addresses:  addrs,
+			Hostname:   hostname,
+			NodeName:   pod.Spec.NodeName,
+			Zone:       zone,
+			Conditions: conds,
+			TargetRef:  slicer.ObjectRef{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID)},
+		}
+	}
+	return m, nil
+}
+
+// intern returns a shared copy of ports.
+func (c *Converter) intern(ports []slicer.Port) []slicer.Port {
+	for _, p := range c.portSets {
+		if slices.Equal(p, ports) {
+			return p
+		}
+	}
+	p := slices.Clone(ports)
+	if p == nil {
+		p = []slicer.Port{}
+	}
+	c.portSets = append(c.portSets, p)
+	return p
 }
 
 // groupFor returns the index of the group of type t with the current
@@ -191,10 +301,7 @@ func (c *Converter) groupFor(t slicer.AddressType) int {
 	if i < len(c.eps) {
 		eps = c.eps[i][:0]
 	}
-	c.groups = append(c.groups, slicer.Group{AddressType: t, Ports: slices.Clone(c.ports), Endpoints: eps})
-	if c.groups[i].Ports == nil {
-		c.groups[i].Ports = []slicer.Port{}
-	}
+	c.groups = append(c.groups, slicer.Group{AddressType: t, Ports: c.intern(c.ports), Endpoints: eps})
 	return i
 }
 
@@ -303,57 +410,61 @@ func deref[T any](p *T) T {
 // zero ObjectRef. Labels and annotations are shared with the objects, not
 // copied.
 func (c *Converter) Existing(in []*discovery.EndpointSlice) []slicer.Slice {
-	n, na, np, no := 0, 0, 0, 0
-	for _, s := range in {
-		n += len(s.Endpoints)
-		np += len(s.Ports)
-		no += len(s.OwnerReferences)
-		for i := range s.Endpoints {
-			na += len(s.Endpoints[i].Addresses)
-		}
+	if c.exist == nil {
+		c.exist = make(map[*discovery.EndpointSlice]*sliceMemo)
 	}
-	c.exEps = slices.Grow(c.exEps[:0], n)
-	c.exAddrs = slices.Grow(c.exAddrs[:0], na)
-	c.exPorts = slices.Grow(c.exPorts[:0], np)
-	c.exOwner = slices.Grow(c.exOwner[:0], no)
+	c.gen++
 	c.slices = c.slices[:0]
 	for _, s := range in {
-		e0, p0, o0 := len(c.exEps), len(c.exPorts), len(c.exOwner)
-		for i := range s.Endpoints {
-			c.exEps = append(c.exEps, c.endpoint(&s.Endpoints[i]))
+		m := c.exist[s]
+		if m == nil {
+			m = &sliceMemo{slice: convertSlice(s)}
+			c.exist[s] = m
 		}
-		for i := range s.Ports {
-			p := &s.Ports[i]
-			c.exPorts = append(c.exPorts, slicer.Port{
-				Name: deref(p.Name), Port: deref(p.Port), Protocol: string(deref(p.Protocol)), AppProtocol: deref(p.AppProtocol),
-			})
+		m.gen = c.gen
+		c.slices = append(c.slices, m.slice)
+	}
+	if len(c.exist) > 2*len(in)+16 {
+		for s, m := range c.exist {
+			if m.gen != c.gen {
+				delete(c.exist, s)
+			}
 		}
-		for _, o := range s.OwnerReferences {
-			c.exOwner = append(c.exOwner, slicer.OwnerRef{
-				APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: string(o.UID),
-				Controller: deref(o.Controller), BlockOwnerDeletion: deref(o.BlockOwnerDeletion),
-			})
-		}
-		c.slices = append(c.slices, slicer.Slice{
-			Name:         s.Name,
-			GenerateName: s.GenerateName,
-			Namespace:    s.Namespace,
-			AddressType:  slicer.AddressType(s.AddressType),
-			Ports:        c.exPorts[p0:len(c.exPorts):len(c.exPorts)],
-			Endpoints:    c.exEps[e0:len(c.exEps):len(c.exEps)],
-			Labels:       s.Labels,
-			Annotations:  s.Annotations,
-			Owners:       c.exOwner[o0:len(c.exOwner):len(c.exOwner)],
-		})
 	}
 	return c.slices
 }
 
-func (c *Converter) endpoint(e *discovery.Endpoint) slicer.Endpoint {
-	a0 := len(c.exAddrs)
-	c.exAddrs = append(c.exAddrs, e.Addresses...)
+// convertSlice converts one EndpointSlice.
+func convertSlice(s *discovery.EndpointSlice) slicer.Slice {
+	out := slicer.Slice{
+		Name:         s.Name,
+		GenerateName: s.GenerateName,
+		Namespace:    s.Namespace,
+		AddressType:  slicer.AddressType(s.AddressType),
+		Ports:        make([]slicer.Port, len(s.Ports)),
+		Endpoints:    make([]slicer.Endpoint, len(s.Endpoints)),
+		Labels:       s.Labels,
+		Annotations:  s.Annotations,
+	}
+	for i := range s.Endpoints {
+		out.Endpoints[i] = endpoint(&s.Endpoints[i])
+	}
+	for i := range s.Ports {
+		p := &s.Ports[i]
+		out.Ports[i] = slicer.Port{Name: deref(p.Name), Port: deref(p.Port), Protocol: string(deref(p.Protocol)), AppProtocol: deref(p.AppProtocol)}
+	}
+	for _, o := range s.OwnerReferences {
+		out.Owners = append(out.Owners, slicer.OwnerRef{
+			APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: string(o.UID),
+			Controller: deref(o.Controller), BlockOwnerDeletion: deref(o.BlockOwnerDeletion),
+		})
+	}
+	return out
+}
+
+func endpoint(e *discovery.Endpoint) slicer.Endpoint {
 	out := slicer.Endpoint{
-		Addresses: c.exAddrs[a0:len(c.exAddrs):len(c.exAddrs)],
+		Addresses: slices.Clone(e.Addresses),
 		Hostname:  deref(e.Hostname),
 		NodeName:  deref(e.NodeName),
 		Zone:      deref(e.Zone),
