@@ -270,9 +270,6 @@ func containsType(ts []AddressType, t AddressType) bool {
 	return false
 }
 
-func identityString(e *Endpoint) string {
-	return fmt.Sprintf("%v|%s|%s|%s", sortedAddresses(e), e.Hostname, e.TargetRef.Namespace, e.TargetRef.Name)
-}
 
 func TestInvariants(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
