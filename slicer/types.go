@@ -292,10 +292,12 @@ type Options struct {
 	// ControllerName is the managed-by label value; "" means
 	// DefaultControllerName.
 	ControllerName string
-	// Compact enables the repacking policy (see doc.go): endpoints of
-	// sparse slices that are being written anyway are moved so that churn
-	// leaves fewer, fuller slices without extra writes. Off by default,
-	// which gives upstream's plans.
+	// Compact enables the repacking policy (see the package
+	// documentation): when the slices being rewritten could hold their
+	// endpoints in fewer slices, the sparsest are deleted instead of
+	// rewritten and their endpoints move into the others, so churn leaves
+	// fewer, fuller slices without extra writes. Off by default, which
+	// gives upstream's plans.
 	Compact bool
 }
 
