@@ -67,7 +67,8 @@ type Converter struct {
 	buf    []byte
 
 	gen      uint32
-	pods     map[*corev1.Pod]*podMemo
+	pods     map[*corev1.Pod]int32 // index into memo
+	memo     []podMemo
 	nodes    map[string]*corev1.Node // node objects the remembered pods saw
 	svc      corev1.ServiceSpec      // spec the remembered pods were converted for
 	svcMeta  [2]string               // its namespace and name
@@ -82,7 +83,7 @@ type podMemo struct {
 	gen   uint32
 	skip  bool // not an endpoint (terminal or no IP)
 	ports []slicer.Port
-	eps   []slicer.Endpoint // one per address type of the Service, Addresses nil if none
+	eps   [2]slicer.Endpoint // per address type of the Service (at most two), Addresses nil if none
 	errs  []error
 }
 
@@ -125,26 +126,34 @@ func (c *Converter) Desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 	}
 	c.groups = c.groups[:0]
 	var errs []error
+	var lastPorts []slicer.Port
+	first := -1
 	for _, pod := range pods {
-		m := c.pods[pod]
-		if m == nil {
-			var err error
-			if m, err = c.convert(svc, pod, types, nodes); err != nil {
+		i, ok := c.pods[pod]
+		if !ok {
+			m, err := c.convert(svc, pod, types, nodes)
+			if err != nil {
 				return nil, err
 			}
-			c.pods[pod] = m
+			i = int32(len(c.memo))
+			c.memo = append(c.memo, m)
+			c.pods[pod] = i
 		}
+		m := &c.memo[i]
 		m.gen = c.gen
 		errs = append(errs, m.errs...)
 		if m.skip {
 			continue
 		}
-		c.ports = append(c.ports[:0], m.ports...)
-		first := c.groupFor(types[0])
-		for _, t := range types[1:] {
-			c.groupFor(t)
+		if first < 0 || !samePorts(m.ports, lastPorts) {
+			c.ports = append(c.ports[:0], m.ports...)
+			first = c.groupFor(types[0])
+			for _, t := range types[1:] {
+				c.groupFor(t)
+			}
+			lastPorts = m.ports
 		}
-		for ti := range m.eps {
+		for ti := range types {
 			if m.eps[ti].Addresses != nil {
 				g := &c.groups[first+ti]
 				g.Endpoints = append(g.Endpoints, m.eps[ti])
@@ -158,12 +167,18 @@ func (c *Converter) Desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 			c.eps = append(c.eps, c.groups[i].Endpoints)
 		}
 	}
-	if len(c.pods) > 2*len(pods)+64 {
-		for p, m := range c.pods {
-			if m.gen != c.gen {
+	if len(c.memo) > 2*len(pods)+64 {
+		// Forget pods not seen this time.
+		memo := make([]podMemo, 0, len(pods))
+		for p, i := range c.pods {
+			if c.memo[i].gen != c.gen {
 				delete(c.pods, p)
+				continue
 			}
+			c.pods[p] = int32(len(memo))
+			memo = append(memo, c.memo[i])
 		}
+		c.memo = memo
 	}
 	return c.groups, errors.Join(errs...)
 }
@@ -192,7 +207,8 @@ func (c *Converter) revalidate(svc *corev1.Service, nodes NodeGetter) error {
 }
 
 func (c *Converter) forget(svc *corev1.Service) {
-	c.pods = make(map[*corev1.Pod]*podMemo)
+	c.pods = make(map[*corev1.Pod]int32)
+	c.memo = c.memo[:0]
 	c.nodes = make(map[string]*corev1.Node)
 	c.svc = *svc.Spec.DeepCopy()
 	c.svcMeta = [2]string{svc.Namespace, svc.Name}
@@ -200,8 +216,8 @@ func (c *Converter) forget(svc *corev1.Service) {
 }
 
 // convert turns one pod into its endpoints, one per address type.
-func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer.AddressType, nodes NodeGetter) (*podMemo, error) {
-	m := &podMemo{}
+func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer.AddressType, nodes NodeGetter) (podMemo, error) {
+	var m podMemo
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed ||
 		pod.Status.PodIP == "" && len(pod.Status.PodIPs) == 0 {
 		m.skip = true
@@ -220,12 +236,11 @@ func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer
 		}
 	}
 	m.ports = c.intern(c.ports)
-	m.eps = make([]slicer.Endpoint, len(types))
 
 	node, err := nodes.Get(pod.Spec.NodeName)
 	if err != nil {
 		if !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("endpointslice: looking up node %q of pod %s/%s: %w", pod.Spec.NodeName, pod.Namespace, pod.Name, err)
+			return podMemo{}, fmt.Errorf("endpointslice: looking up node %q of pod %s/%s: %w", pod.Spec.NodeName, pod.Namespace, pod.Name, err)
 		}
 		node = nil
 	}
@@ -270,6 +285,11 @@ func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer
 		}
 	}
 	return m, nil
+}
+
+// samePorts reports whether two interned port sets are the same one.
+func samePorts(a, b []slicer.Port) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // intern returns a shared copy of ports.
