@@ -1,12 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/fairslice/fairslice/kube/internal/slicerun"
 	"github.com/fairslice/fairslice/slicer"
@@ -18,7 +19,7 @@ const reconcileUsage = `Usage:
 
 Reconcile runs one EndpointSlice reconciliation and prints one JSON object:
 
-  {"creates": N, "updates": N, "deletes": N, "lengths": [...]}
+  {"creates": 2, "updates": 1, "deletes": 0, "lengths": [2, 2, 1]}
 
 creates, updates and deletes count the API calls Kubernetes' EndpointSlice
 reconciler would issue (after recycling creates into deletes); lengths are
@@ -97,13 +98,19 @@ func runReconcile(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "fairslice reconcile: %v\n", err)
 	}
-	data, err = json.Marshal(out)
-	if err != nil {
-		fmt.Fprintf(stderr, "fairslice reconcile: %v\n", err)
-		return exitFailure
-	}
-	fmt.Fprintf(stdout, "%s\n", data)
+	fmt.Fprintln(stdout, formatOutcome(out))
 	return exitOK
+}
+
+// formatOutcome writes the outcome as the issue specifies it:
+// {"creates": N, "updates": N, "deletes": N, "lengths": [N, N]}.
+func formatOutcome(o slicerun.Outcome) string {
+	lengths := make([]string, len(o.Lengths))
+	for i, n := range o.Lengths {
+		lengths[i] = strconv.Itoa(n)
+	}
+	return fmt.Sprintf(`{"creates": %d, "updates": %d, "deletes": %d, "lengths": [%s]}`,
+		o.Creates, o.Updates, o.Deletes, strings.Join(lengths, ", "))
 }
 
 // upstreamGuarded runs upstream, turning a panic on odd input into an

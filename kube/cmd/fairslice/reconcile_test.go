@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -11,13 +12,13 @@ func TestReconcile(t *testing.T) {
 		want string
 	}{
 		{[]string{"--max-endpoints-per-slice", "2", "testdata/reconcile-basic.yaml"},
-			`{"creates":2,"updates":1,"deletes":0,"lengths":[2,2,1]}` + "\n"},
+			`{"creates": 2, "updates": 1, "deletes": 0, "lengths": [2, 2, 1]}` + "\n"},
 		{[]string{"testdata/reconcile-basic.yaml", "--upstream", "--max-endpoints-per-slice=2"},
-			`{"creates":2,"updates":1,"deletes":0,"lengths":[2,2,1]}` + "\n"},
+			`{"creates": 2, "updates": 1, "deletes": 0, "lengths": [2, 2, 1]}` + "\n"},
 		{[]string{"testdata/reconcile-basic.yaml"},
-			`{"creates":0,"updates":1,"deletes":0,"lengths":[5]}` + "\n"},
+			`{"creates": 0, "updates": 1, "deletes": 0, "lengths": [5]}` + "\n"},
 		{[]string{"--upstream", "testdata/reconcile-basic.yaml"},
-			`{"creates":0,"updates":1,"deletes":0,"lengths":[5]}` + "\n"},
+			`{"creates": 0, "updates": 1, "deletes": 0, "lengths": [5]}` + "\n"},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := invoke(append([]string{"reconcile"}, tt.args...)...)
@@ -61,7 +62,7 @@ func TestReconcileReportsSkippedPods(t *testing.T) {
 	for _, args := range [][]string{{"-"}, {"--upstream", "-"}} {
 		stdin = strings.NewReader(in)
 		code, stdout, stderr := invoke(append([]string{"reconcile"}, args...)...)
-		want := `{"creates":1,"updates":0,"deletes":0,"lengths":[0]}` + "\n"
+		want := `{"creates": 1, "updates": 0, "deletes": 0, "lengths": [0]}` + "\n"
 		if code != exitOK || stdout != want || !strings.Contains(stderr, "gone") {
 			t.Errorf("reconcile %q = %d, %q, stderr %q; want 0, %q and the missing node reported", args, code, stdout, stderr, want)
 		}
@@ -79,5 +80,16 @@ func TestPropagation(t *testing.T) {
 		if code, _, _ := invoke(append([]string{"propagation"}, args...)...); code != exitUsage {
 			t.Errorf("propagation %q = %d, want %d", args, code, exitUsage)
 		}
+	}
+}
+
+func TestReconcileOutputIsJSON(t *testing.T) {
+	code, stdout, _ := invoke("reconcile", "--max-endpoints-per-slice", "2", "testdata/reconcile-basic.yaml")
+	var got struct {
+		Creates, Updates, Deletes int
+		Lengths                   []int
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != exitOK || got.Creates != 2 || len(got.Lengths) != 3 {
+		t.Errorf("reconcile output %q does not decode as the outcome: %v", stdout, err)
 	}
 }
