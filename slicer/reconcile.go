@@ -101,7 +101,8 @@ func Reconcile(svc Service, desired []Group, existing []Slice, opts Options) (Pl
 // Service's name and this controller's name, whether owned or not.
 //
 // It does not modify its arguments; the plan shares unchanged data with
-// them. It fails, returning every problem found, on a Service without a
+// them. Addresses are compared as strings and not checked for syntax
+// (Validate does that). It fails, returning every problem found, on a Service without a
 // name, unknown or repeated address types, a desired group of an address
 // type the Service does not support, a desired endpoint without
 // addresses, two desired endpoints of one group with the same identity,

@@ -3,6 +3,7 @@ package slicer
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -385,5 +386,34 @@ func TestPlanRewrite(t *testing.T) {
 	if u.Name != "a" || len(p.Unchanged) != 1 || p.Unchanged[0].Name != "b" || ex[0].Endpoints[0].Hints != nil ||
 		u.Annotations[AnnotationTriggerTime] != "2026-01-01T00:00:00Z" {
 		t.Errorf("Rewrite(0): updates %+v, unchanged %+v; the input must stay untouched", p.Updates, p.Unchanged)
+	}
+}
+
+func TestReconcileRejectsBadInput(t *testing.T) {
+	if _, err := NewReconciler(Options{MaxEndpointsPerSlice: 1001}); err == nil || !strings.Contains(err.Error(), "Options.MaxEndpointsPerSlice: 1001") {
+		t.Errorf("NewReconciler(1001) error = %v, want the field and value named", err)
+	}
+	if _, err := NewReconciler(Options{MaxEndpointsPerSlice: -1}); err == nil {
+		t.Error("NewReconciler(-1): no error")
+	}
+	svc := testService()
+	dup := pods(2)
+	dup[1] = dup[0]
+	if _, err := Reconcile(svc, v4group(dup, port80), nil, Options{}); err == nil || !strings.Contains(err.Error(), "appears twice") {
+		t.Errorf("duplicate desired endpoint: error = %v", err)
+	}
+	bad := svc
+	bad.Name = ""
+	bad.AddressTypes = []AddressType{IPv4, "IPv5", IPv4}
+	noAddr := pods(1)
+	noAddr[0].Addresses = nil
+	ex := []Slice{ownedSlice("", port80, nil), ownedSlice("x", port80, nil), ownedSlice("x", port80, nil)}
+	_, err := Reconcile(bad, append(v4group(noAddr, port80), Group{AddressType: IPv6}), ex, Options{})
+	for _, want := range []string{"Service.Name: must not be empty", `AddressTypes[1]: unknown address type "IPv5"`, `AddressTypes[2]: "IPv4" repeated`,
+		`desired[1].AddressType: "IPv6" is not one of`, "desired[0].Endpoints[0].Addresses: must not be empty",
+		"existing[0].Name: must not be empty", `existing[2].Name: "x" repeats existing[1]`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("bad input: error = %v\nwant it to contain %q", err, want)
+		}
 	}
 }
