@@ -93,9 +93,23 @@ func stripComments(doc string) string {
 // Default applies the API server's defaults that matter here, in place:
 // Service port protocol TCP and target port = port; container port
 // protocol TCP; pod status podIP and podIPs kept in sync; EndpointSlice
-// port name "" and protocol TCP. It clears apiVersion and kind.
+// port name "" and protocol TCP; pods and slices without a namespace get
+// the Service's (objects from an informer always have one). It clears
+// apiVersion and kind.
 func Default(in *Input) {
 	tcp := corev1.ProtocolTCP
+	if in.Service != nil {
+		for _, p := range in.Pods {
+			if p.Namespace == "" {
+				p.Namespace = in.Service.Namespace
+			}
+		}
+		for _, s := range in.Existing {
+			if s.Namespace == "" {
+				s.Namespace = in.Service.Namespace
+			}
+		}
+	}
 	if s := in.Service; s != nil {
 		s.TypeMeta = metav1.TypeMeta{}
 		for i := range s.Spec.Ports {
