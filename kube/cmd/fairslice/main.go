@@ -16,6 +16,8 @@
 //	validate  check FlowSchemas and priority levels as the API server does
 //	lint      find shadowed FlowSchemas, dangling references, unreachable levels
 //	limits    print the concurrency limits of the priority levels
+//	reconcile plan EndpointSlice writes for a Service (or run upstream's reconciler)
+//	propagation bytes written and sent in a rolling update: Endpoints vs EndpointSlices
 //	help      print help for a command
 //
 // Run "fairslice <command> --help" for a command's flags. Help goes to
@@ -57,6 +59,8 @@ var commands = []command{
 	{"validate", "check FlowSchemas and priority levels as the API server does", runValidate},
 	{"lint", "find shadowed FlowSchemas, dangling references, unreachable levels", runLint},
 	{"limits", "print the concurrency limits of the priority levels", runLimits},
+	{"reconcile", "plan EndpointSlice writes for a Service (or run upstream's reconciler)", runReconcile},
+	{"propagation", "bytes written and sent in a rolling update: Endpoints vs EndpointSlices", runPropagation},
 }
 
 func main() {
