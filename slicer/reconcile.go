@@ -1,0 +1,592 @@
+package slicer
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"slices"
+	"time"
+)
+
+// Reconciler computes plans. It holds the validated options and scratch
+// space reused between calls, so that a steady-state sync allocates
+// almost nothing. A Reconciler is not safe for concurrent use; give each
+// worker its own. The zero value is not usable: call NewReconciler.
+type Reconciler struct {
+	max        int
+	controller string
+	compact    bool
+	seed       maphash.Seed
+
+	// Scratch, reused between calls.
+	index  map[uint64]int32 // identity hash → first desired index
+	chain  []int32          // next desired index with the same hash
+	placed []bool           // desired endpoint already in a slice
+	des    []*Endpoint      // desired endpoints of the current group
+	keep   []int32          // desired indexes kept by the current slice
+	rest   []int32          // desired indexes still to place
+	ports  []Port           // port-set comparison scratch
+	order  []int32          // existing slices of one type, by name
+	state  []sliceState     // per existing slice
+	groups []group          // logical desired groups of one type
+}
+
+// sliceState is what happens to an existing slice.
+type sliceState uint8
+
+const (
+	stUnchanged sliceState = iota
+	stUpdated
+	stDeleted
+	stOther // another address type
+)
+
+// group is a logical desired group: every input Group of one address type
+// with one port set.
+type group struct {
+	ports   []Port  // canonical (sorted) ports
+	members []int32 // indexes into desired
+	slices  []int32 // existing slices (indexes) with this port set, by name
+}
+
+// NewReconciler validates opts and returns a Reconciler.
+func NewReconciler(opts Options) (*Reconciler, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	r := &Reconciler{
+		max:        opts.MaxEndpointsPerSlice,
+		controller: opts.ControllerName,
+		compact:    opts.Compact,
+		seed:       maphash.MakeSeed(),
+		index:      make(map[uint64]int32),
+	}
+	if r.max == 0 {
+		r.max = DefaultMaxEndpointsPerSlice
+	}
+	if r.controller == "" {
+		r.controller = DefaultControllerName
+	}
+	return r, nil
+}
+
+func (o Options) validate() error {
+	if o.MaxEndpointsPerSlice < 0 || o.MaxEndpointsPerSlice > MaxMaxEndpointsPerSlice {
+		return fmt.Errorf("slicer: Options.MaxEndpointsPerSlice: %d is out of range 1..%d (0 selects %d)",
+			o.MaxEndpointsPerSlice, MaxMaxEndpointsPerSlice, DefaultMaxEndpointsPerSlice)
+	}
+	return nil
+}
+
+// Reconcile is a one-shot NewReconciler(opts) followed by its Reconcile.
+func Reconcile(svc Service, desired []Group, existing []Slice, opts Options) (Plan, error) {
+	r, err := NewReconciler(opts)
+	if err != nil {
+		return Plan{}, err
+	}
+	return r.Reconcile(svc, desired, existing)
+}
+
+// Reconcile returns the plan that turns the existing slices of svc into
+// slices holding the desired endpoints, as upstream's EndpointSlice
+// reconciler would (see the package documentation for the algorithm and
+// the deterministic order). existing are the slices labelled with the
+// Service's name and this controller's name, whether owned or not.
+//
+// It does not modify its arguments; the plan shares unchanged data with
+// them. It fails, returning every problem found, on a Service without a
+// name, unknown or repeated address types, a desired group of an address
+// type the Service does not support, a desired endpoint without
+// addresses, two desired endpoints of one group with the same identity,
+// and existing slices without a name or with a repeated name.
+//
+// Cost: O(desired + existing endpoints) expected, plus O(k log k) to order
+// the k endpoints that are new.
+func (r *Reconciler) Reconcile(svc Service, desired []Group, existing []Slice) (Plan, error) {
+	if err := r.check(&svc, desired, existing); err != nil {
+		return Plan{}, err
+	}
+	var plan Plan
+	r.state = resize(r.state, len(existing))
+	for i := range r.state {
+		r.state[i] = stOther
+	}
+	nsr := nonReservedCount(svc.Labels)
+	var late []Slice // deletes of unsupported address types
+	for _, at := range canonicalTypes(svc.AddressTypes) {
+		if err := r.reconcileType(&plan, &svc, nsr, at, desired, existing); err != nil {
+			return Plan{}, err
+		}
+	}
+	for i := range existing {
+		if r.state[i] == stOther {
+			late = append(late, existing[i])
+		}
+	}
+	slices.SortFunc(late, byName)
+	plan.Deletes = append(plan.Deletes, late...)
+	return plan, nil
+}
+
+// check validates the inputs, reporting every problem.
+func (r *Reconciler) check(svc *Service, desired []Group, existing []Slice) error {
+	var errs []error
+	if svc.Name == "" {
+		errs = append(errs, errors.New("slicer: Service.Name: must not be empty"))
+	}
+	for i, t := range svc.AddressTypes {
+		if t != IPv4 && t != IPv6 && t != FQDN {
+			errs = append(errs, fmt.Errorf("slicer: Service.AddressTypes[%d]: unknown address type %q", i, t))
+		} else if slices.Index(svc.AddressTypes, t) < i {
+			errs = append(errs, fmt.Errorf("slicer: Service.AddressTypes[%d]: %q repeated", i, t))
+		}
+	}
+	for i := range desired {
+		g := &desired[i]
+		if !slices.Contains(svc.AddressTypes, g.AddressType) {
+			errs = append(errs, fmt.Errorf("slicer: desired[%d].AddressType: %q is not one of the Service's address types %v",
+				i, g.AddressType, svc.AddressTypes))
+		}
+		for j := range g.Endpoints {
+			if len(g.Endpoints[j].Addresses) == 0 {
+				errs = append(errs, fmt.Errorf("slicer: desired[%d].Endpoints[%d].Addresses: must not be empty", i, j))
+			}
+		}
+	}
+	for i := range existing {
+		name := existing[i].Name
+		if name == "" {
+			errs = append(errs, fmt.Errorf("slicer: existing[%d].Name: must not be empty", i))
+			continue
+		}
+		for j := range i {
+			if existing[j].Name == name {
+				errs = append(errs, fmt.Errorf("slicer: existing[%d].Name: %q repeats existing[%d]", i, name, j))
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// canonicalTypes returns ts in the order IPv4, IPv6, FQDN.
+func canonicalTypes(ts []AddressType) []AddressType {
+	out := make([]AddressType, 0, 3)
+	for _, t := range [...]AddressType{IPv4, IPv6, FQDN} {
+		if slices.Contains(ts, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func byName(a, b Slice) int { return cmp.Compare(a.Name, b.Name) }
+
+// typePlan collects the plan for one address type.
+type typePlan struct {
+	creates, updates, deletes []Slice
+	added, removed            int
+}
+
+// reconcileType reconciles the slices of one address type into plan.
+func (r *Reconciler) reconcileType(plan *Plan, svc *Service, nsr int, at AddressType, desired []Group, existing []Slice) error {
+	// Existing slices of this type, by name.
+	r.order = r.order[:0]
+	for i := range existing {
+		if existing[i].AddressType == at {
+			r.order = append(r.order, int32(i))
+			r.state[i] = stUnchanged
+		}
+	}
+	slices.SortFunc(r.order, func(a, b int32) int { return cmp.Compare(existing[a].Name, existing[b].Name) })
+
+	// Logical desired groups, by port set.
+	r.groups = r.groups[:0]
+	for i := range desired {
+		if desired[i].AddressType != at {
+			continue
+		}
+		gi := r.findGroup(desired[i].Ports)
+		if gi < 0 {
+			p := slices.Clone(desired[i].Ports)
+			if p == nil {
+				p = []Port{}
+			}
+			slices.SortFunc(p, comparePorts)
+			r.groups = append(r.groups, group{ports: p})
+			gi = len(r.groups) - 1
+		}
+		r.groups[gi].members = append(r.groups[gi].members, int32(i))
+	}
+	slices.SortFunc(r.groups, func(a, b group) int { return slices.CompareFunc(a.ports, b.ports, comparePorts) })
+
+	var tp typePlan
+	for _, si := range r.order {
+		s := &existing[si]
+		if !ownedBy(s, svc) {
+			r.state[si] = stDeleted
+			tp.deletes = append(tp.deletes, *s)
+			continue
+		}
+		if gi := r.findGroup(s.Ports); gi >= 0 {
+			r.groups[gi].slices = append(r.groups[gi].slices, si)
+			continue
+		}
+		// A port set no longer desired.
+		r.state[si] = stDeleted
+		tp.deletes = append(tp.deletes, *s)
+	}
+
+	for gi := range r.groups {
+		if err := r.pack(&tp, svc, nsr, at, &r.groups[gi], desired, existing); err != nil {
+			return err
+		}
+	}
+
+	// The placeholder: a Service with no slice of this type left gets one
+	// empty slice; an existing one that matches is kept.
+	if len(r.order) == len(tp.deletes) && len(tp.creates) == 0 {
+		ph := r.newSlice(svc, at, []Port{}, 0)
+		if len(tp.deletes) == 1 && placeholderEqual(&tp.deletes[0], &ph, svc) {
+			for _, si := range r.order {
+				r.state[si] = stUnchanged
+			}
+			tp.deletes = tp.deletes[:0]
+		} else {
+			tp.creates = append(tp.creates, ph)
+		}
+	}
+
+	// Hints are removed unless a later pass manages them.
+	if !svc.TopologyHints {
+		for i := range tp.creates {
+			clearHints(tp.creates[i].Endpoints)
+		}
+		for i := range tp.updates {
+			clearHints(tp.updates[i].Endpoints)
+		}
+		for _, si := range r.order {
+			if r.state[si] != stUnchanged || !hasHints(existing[si].Endpoints) {
+				continue
+			}
+			u := existing[si]
+			u.Endpoints = slices.Clone(u.Endpoints)
+			clearHints(u.Endpoints)
+			r.state[si] = stUpdated
+			tp.updates = append(tp.updates, u)
+		}
+	}
+	slices.SortFunc(tp.updates, byName)
+	slices.SortFunc(tp.deletes, byName)
+
+	// Recycling: a create takes the name of a delete of an owned slice.
+	for i := 0; i < len(tp.deletes) && len(tp.creates) > 0; {
+		d := &tp.deletes[i]
+		if !ownedBy(d, svc) {
+			i++
+			continue
+		}
+		c := tp.creates[0]
+		tp.creates = tp.creates[1:]
+		c.Name = d.Name
+		tp.updates = append(tp.updates, c)
+		tp.deletes = slices.Delete(tp.deletes, i, i+1)
+	}
+	if svc.Deleting {
+		tp.creates = nil
+	}
+
+	for i := range tp.creates {
+		tp.creates[i].Annotations = withTriggerTime(tp.creates[i].Annotations, svc.TriggerTime)
+	}
+	for i := range tp.updates {
+		tp.updates[i].Annotations = withTriggerTime(tp.updates[i].Annotations, svc.TriggerTime)
+	}
+	plan.Creates = append(plan.Creates, tp.creates...)
+	plan.Updates = append(plan.Updates, tp.updates...)
+	plan.Deletes = append(plan.Deletes, tp.deletes...)
+	plan.Added += tp.added
+	plan.Removed += tp.removed
+	for _, si := range r.order {
+		if r.state[si] == stUnchanged {
+			plan.Unchanged = append(plan.Unchanged, existing[si])
+		}
+	}
+	return nil
+}
+
+// findGroup returns the index of the logical group with the port set of
+// ports, or -1.
+func (r *Reconciler) findGroup(ports []Port) int {
+	for i := range r.groups {
+		if samePortSet(ports, r.groups[i].ports, &r.ports) {
+			return i
+		}
+	}
+	return -1
+}
+
+// work is a slice being rewritten or created.
+type work struct {
+	s   Slice
+	src int32 // index of the existing slice, -1 for a new one
+}
+
+// pack reconciles one port set: prune and refresh existing slices, fill
+// the ones being rewritten, then create full slices and put the remainder
+// in the best-fitting unchanged slice or a new one.
+func (r *Reconciler) pack(tp *typePlan, svc *Service, nsr int, at AddressType, g *group, desired []Group, existing []Slice) error {
+	// Index the desired endpoints by identity.
+	r.des = r.des[:0]
+	for _, m := range g.members {
+		for j := range desired[m].Endpoints {
+			r.des = append(r.des, &desired[m].Endpoints[j])
+		}
+	}
+	n := len(r.des)
+	clear(r.index)
+	r.chain = resize(r.chain, n)
+	r.placed = resize(r.placed, n)
+	clear(r.placed)
+	for i, e := range r.des {
+		h := identityHash(r.seed, e)
+		head, ok := r.index[h]
+		if !ok {
+			head = -1
+		}
+		for j := head; j >= 0; j = r.chain[j] {
+			if sameIdentity(r.des[j], e) {
+				return fmt.Errorf("slicer: desired endpoint %s appears twice in the %s group with ports %v",
+					describe(e), at, g.ports)
+			}
+		}
+		r.chain[i] = head
+		r.index[h] = int32(i)
+	}
+	remaining := n
+
+	// 1. Prune and refresh existing slices.
+	var updates []work
+	var unchanged []int32
+	for _, si := range g.slices {
+		s := &existing[si]
+		r.keep = r.keep[:0]
+		changed := false
+		for k := range s.Endpoints {
+			e := &s.Endpoints[k]
+			idx := r.lookup(e)
+			if idx < 0 {
+				changed = true
+				continue
+			}
+			r.placed[idx] = true
+			remaining--
+			r.keep = append(r.keep, idx)
+			if !changed && !equalBeyondIdentity(r.des[idx], e) {
+				changed = true
+			}
+		}
+		switch {
+		case changed:
+			tp.removed += len(s.Endpoints) - len(r.keep)
+			if len(r.keep) == 0 {
+				r.state[si] = stDeleted
+				tp.deletes = append(tp.deletes, *s)
+				continue
+			}
+			u := *s
+			u.Endpoints = make([]Endpoint, len(r.keep), max(len(r.keep), r.max))
+			for k, idx := range r.keep {
+				u.Endpoints[k] = *r.des[idx]
+			}
+			u.Labels = r.labels(svc)
+			updates = append(updates, work{s: u, src: si})
+		case labelsDiffer(s.Labels, svc.Labels, nsr):
+			u := *s
+			u.Endpoints = slices.Clone(s.Endpoints)
+			u.Labels = r.labels(svc)
+			updates = append(updates, work{s: u, src: si})
+		default:
+			unchanged = append(unchanged, si)
+		}
+	}
+	tp.added += remaining
+
+	// The endpoints left to place, in identity order.
+	r.rest = r.rest[:0]
+	if remaining > 0 {
+		for i := range r.des {
+			if !r.placed[i] {
+				r.rest = append(r.rest, int32(i))
+			}
+		}
+		slices.SortFunc(r.rest, func(a, b int32) int { return compareIdentity(r.des[a], r.des[b]) })
+	}
+	next := 0
+	take := func(w *work) {
+		for next < len(r.rest) && len(w.s.Endpoints) < r.max {
+			w.s.Endpoints = append(w.s.Endpoints, *r.des[r.rest[next]])
+			next++
+		}
+	}
+
+	// 2. Fill the slices being rewritten, fullest first.
+	if len(r.rest) > 0 && len(updates) > 0 {
+		slices.SortStableFunc(updates, func(a, b work) int {
+			if c := cmp.Compare(len(b.s.Endpoints), len(a.s.Endpoints)); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.s.Name, b.s.Name)
+		})
+		for i := range updates {
+			take(&updates[i])
+		}
+	}
+
+	// 3. Full new slices, then the remainder into the unchanged slice it
+	// fits best, whole, or into one more new slice.
+	for next < len(r.rest) {
+		left := len(r.rest) - next
+		var w work
+		best := -1
+		if left < r.max {
+			gap := r.max
+			for i, si := range unchanged {
+				d := r.max - (len(existing[si].Endpoints) + left)
+				if d >= 0 && d < gap {
+					gap, best = d, i
+				}
+			}
+		}
+		if best >= 0 {
+			si := unchanged[best]
+			unchanged = slices.Delete(unchanged, best, best+1)
+			w = work{s: existing[si], src: si}
+			w.s.Endpoints = slices.Grow(slices.Clone(w.s.Endpoints), left)
+		} else {
+			w = work{s: r.newSlice(svc, at, g.ports, min(left, r.max)), src: -1}
+		}
+		take(&w)
+		if w.src < 0 {
+			tp.creates = append(tp.creates, w.s)
+		} else {
+			updates = append(updates, w)
+		}
+	}
+
+	for _, w := range updates {
+		r.state[w.src] = stUpdated
+		tp.updates = append(tp.updates, w.s)
+	}
+	return nil
+}
+
+// lookup returns the index of the desired endpoint with e's identity, or
+// -1 if there is none or it is already placed.
+func (r *Reconciler) lookup(e *Endpoint) int32 {
+	head, ok := r.index[identityHash(r.seed, e)]
+	if !ok {
+		return -1
+	}
+	for j := head; j >= 0; j = r.chain[j] {
+		if sameIdentity(r.des[j], e) {
+			if r.placed[j] {
+				return -1
+			}
+			return j
+		}
+	}
+	return -1
+}
+
+// newSlice returns a slice to create for svc, with room for n endpoints.
+func (r *Reconciler) newSlice(svc *Service, at AddressType, ports []Port, n int) Slice {
+	return Slice{
+		GenerateName: GenerateName(svc.Name),
+		Namespace:    svc.Namespace,
+		AddressType:  at,
+		Ports:        ports,
+		Endpoints:    make([]Endpoint, 0, n),
+		Labels:       r.labels(svc),
+		Owners: []OwnerRef{{
+			APIVersion: "v1", Kind: "Service", Name: svc.Name, UID: svc.UID,
+			Controller: true, BlockOwnerDeletion: true,
+		}},
+	}
+}
+
+// ownedBy reports whether s has an owner reference to svc.
+func ownedBy(s *Slice, svc *Service) bool {
+	for _, o := range s.Owners {
+		if o.UID == svc.UID && o.Kind == "Service" && o.APIVersion == "v1" {
+			return true
+		}
+	}
+	return false
+}
+
+// placeholderEqual compares an existing slice with a placeholder as
+// upstream does: namespace (empty is the Service's), labels exactly, the
+// address type, and no ports and no endpoints.
+func placeholderEqual(s, ph *Slice, svc *Service) bool {
+	ns := s.Namespace
+	if ns == "" {
+		ns = svc.Namespace
+	}
+	if ns != ph.Namespace || s.AddressType != ph.AddressType || len(s.Ports) != 0 || len(s.Endpoints) != 0 ||
+		len(s.Labels) != len(ph.Labels) {
+		return false
+	}
+	for k, v := range ph.Labels {
+		if w, ok := s.Labels[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func hasHints(eps []Endpoint) bool {
+	for i := range eps {
+		if eps[i].Hints != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func clearHints(eps []Endpoint) {
+	for i := range eps {
+		eps[i].Hints = nil
+	}
+}
+
+// withTriggerTime returns annotations with the trigger-time annotation set
+// to t, or removed if t is zero, without modifying the argument.
+func withTriggerTime(annotations map[string]string, t time.Time) map[string]string {
+	out := make(map[string]string, len(annotations)+1)
+	for k, v := range annotations {
+		out[k] = v
+	}
+	if t.IsZero() {
+		delete(out, AnnotationTriggerTime)
+	} else {
+		out[AnnotationTriggerTime] = t.UTC().Format(time.RFC3339Nano)
+	}
+	return out
+}
+
+func describe(e *Endpoint) string {
+	s := fmt.Sprintf("%v", e.Addresses)
+	if e.TargetRef.Name != "" {
+		s += fmt.Sprintf(" (%s/%s)", e.TargetRef.Namespace, e.TargetRef.Name)
+	}
+	return s
+}
+
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
