@@ -1,48 +1,44 @@
 package topology
 
-// Condition is an endpoint condition as the EndpointSlice API carries it: a
-// *bool that may be unset. The reconciler side and kube-proxy read an unset
-// condition differently, so the three states are kept apart.
-type Condition int8
+import "github.com/fairslice/fairslice/slicer"
 
-const (
-	// Unset is a nil condition.
-	Unset Condition = iota
-	// True is a condition set to true.
-	True
-	// False is a condition set to false.
-	False
+// The endpoint and slice types are the slicer's, so that hints are set
+// directly on a reconcile plan.
+type (
+	// Endpoint is an endpoint of an EndpointSlice (slicer.Endpoint). The
+	// controller reads an unset Ready as not ready; kube-proxy reads it as
+	// ready (see SelectEndpoints).
+	Endpoint = slicer.Endpoint
+	// Hints are an endpoint's topology hints (slicer.Hints).
+	//
+	// Hints values are shared: the functions of this package point every
+	// endpoint hinted for the same zone at one *Hints. Treat a Hints value
+	// and its slices as immutable; replace the pointer to change an
+	// endpoint's hints.
+	Hints = slicer.Hints
+	// Slice is an EndpointSlice (slicer.Slice).
+	Slice = slicer.Slice
+	// Condition is an endpoint condition (slicer.Tristate).
+	Condition = slicer.Tristate
 )
 
-// Bool returns c as a bool, reading Unset as def.
-func (c Condition) Bool(def bool) bool {
+// Condition values.
+const (
+	Unset = slicer.Unset
+	True  = slicer.True
+	False = slicer.False
+)
+
+// orDefault reads c as a bool, Unset as def.
+func orDefault(c Condition, def bool) bool {
 	if c == Unset {
 		return def
 	}
 	return c == True
 }
 
-// Cond converts a bool to a set Condition.
-func Cond(b bool) Condition {
-	if b {
-		return True
-	}
-	return False
-}
-
-// Hints are an endpoint's topology hints (discovery/v1 EndpointHints): the
-// zones and nodes it should serve.
-//
-// Hints values are shared: the functions of this package point every
-// endpoint hinted for the same zone at one *Hints. Treat a Hints value and
-// its slices as immutable; replace the pointer to change an endpoint's hints.
-type Hints struct {
-	ForZones []string
-	ForNodes []string
-}
-
-// zoneHint reports whether h names zone among its zones.
-func (h *Hints) hasZone(zone string) bool {
+// hasZone reports whether h names zone among its zones.
+func hasZone(h *Hints, zone string) bool {
 	if h == nil {
 		return false
 	}
@@ -54,7 +50,7 @@ func (h *Hints) hasZone(zone string) bool {
 	return false
 }
 
-func (h *Hints) hasNode(node string) bool {
+func hasNode(h *Hints, node string) bool {
 	if h == nil {
 		return false
 	}
@@ -66,48 +62,25 @@ func (h *Hints) hasNode(node string) bool {
 	return false
 }
 
-// Endpoint is one endpoint of an EndpointSlice, reduced to what topology
-// decisions read. Zone and NodeName are "" when unset.
-type Endpoint struct {
-	// Addresses identify the endpoint; only the first is shown in
-	// explanations.
-	Addresses []string
-	Zone      string
-	NodeName  string
-	Ready     Condition
-	Serving   Condition
-	// Terminating is read as false when Unset, by every reader.
-	Terminating Condition
-	// Hints is nil when the endpoint has none.
-	Hints *Hints
-}
-
-// ready reports readiness as the EndpointSlice controller reads it: an
+// isReady reports readiness as the EndpointSlice controller reads it: an
 // unset Ready condition is not ready.
-func (e *Endpoint) ready() bool { return e.Ready == True }
+func isReady(e *Endpoint) bool { return e.Conditions.Ready == True }
 
-// Address returns the endpoint's first address, or "" when it has none.
-func (e *Endpoint) Address() string {
+// address returns the endpoint's first address, or "".
+func address(e *Endpoint) string {
 	if len(e.Addresses) == 0 {
 		return ""
 	}
 	return e.Addresses[0]
 }
 
-// Slice is an EndpointSlice as topology sees it: a name (for reports) and
-// its endpoints. Functions that change hints of a slice they were given as
-// unchanged never modify it: they copy it first (see SliceInfo).
-type Slice struct {
-	Name      string
-	Endpoints []Endpoint
-}
-
-// clone copies s and its endpoint list (one allocation for the list);
-// addresses and hints are shared, as both are treated as immutable.
-func (s *Slice) clone() *Slice {
-	c := &Slice{Name: s.Name, Endpoints: make([]Endpoint, len(s.Endpoints))}
+// cloneSlice copies s with its own endpoint list (one allocation); labels,
+// ports, addresses and hints stay shared, as all are treated as read-only.
+func cloneSlice(s *Slice) *Slice {
+	c := *s
+	c.Endpoints = make([]Endpoint, len(s.Endpoints))
 	copy(c.Endpoints, s.Endpoints)
-	return c
+	return &c
 }
 
 // SliceInfo is the reconciler's plan for one Service and address type as
@@ -130,7 +103,7 @@ func (si *SliceInfo) readyEndpoints() int {
 	for _, list := range [...][]*Slice{si.ToCreate, si.ToUpdate, si.Unchanged} {
 		for _, s := range list {
 			for i := range s.Endpoints {
-				if s.Endpoints[i].ready() {
+				if isReady(&s.Endpoints[i]) {
 					n++
 				}
 			}

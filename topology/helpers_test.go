@@ -17,9 +17,9 @@ func ep(addr, spec string) Endpoint {
 	e.Zone = main[:len(main)-1]
 	switch state {
 	case '+':
-		e.Ready = True
+		e.Conditions.Ready = True
 	case '-':
-		e.Ready = False
+		e.Conditions.Ready = False
 	case '?':
 	default:
 		panic("bad spec " + spec)
@@ -51,7 +51,7 @@ func render(slices []*Slice) []string {
 		var b strings.Builder
 		b.WriteString(s.Name + ":")
 		for _, e := range s.Endpoints {
-			st := map[Condition]string{True: "+", False: "-", Unset: "?"}[e.Ready]
+			st := map[Condition]string{True: "+", False: "-", Unset: "?"}[e.Conditions.Ready]
 			b.WriteString(" " + e.Zone + st)
 			if e.Hints != nil {
 				b.WriteString(">" + strings.Join(e.Hints.ForZones, ","))

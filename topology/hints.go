@@ -174,7 +174,7 @@ func keepValidUnchanged(si *SliceInfo, t *zoneTable, limit func(int) int, alloca
 	scan:
 		for i := range s.Endpoints {
 			e := &s.Endpoints[i]
-			if !e.ready() {
+			if !isReady(e) {
 				continue
 			}
 			if e.Hints == nil || len(e.Hints.ForZones) == 0 {
@@ -208,7 +208,7 @@ func keepValidUnchanged(si *SliceInfo, t *zoneTable, limit func(int) int, alloca
 			si.Unchanged[j] = s
 			j++
 		} else {
-			si.ToUpdate = append(si.ToUpdate, s.clone())
+			si.ToUpdate = append(si.ToUpdate, cloneSlice(s))
 		}
 		clear(per)
 	}
@@ -222,7 +222,7 @@ func zonelessReady(si *SliceInfo) bool {
 	for _, list := range [...][]*Slice{si.ToCreate, si.ToUpdate} {
 		for _, s := range list {
 			for i := range s.Endpoints {
-				if s.Endpoints[i].ready() && s.Endpoints[i].Zone == "" {
+				if isReady(&s.Endpoints[i]) && s.Endpoints[i].Zone == "" {
 					return true
 				}
 			}
@@ -249,7 +249,7 @@ func addHintsUpstream(c Capacity, si *SliceInfo, opts Options) Result {
 		for _, s := range list {
 			for i := range s.Endpoints {
 				e := &s.Endpoints[i]
-				if !e.ready() {
+				if !isReady(e) {
 					continue // upstream leaves not-ready endpoints' hints alone
 				}
 				zi := t.lookup(e.Zone)
@@ -343,7 +343,7 @@ func redistribute(si *SliceInfo, t *zoneTable, give, recv, allocated []int) {
 		for _, s := range list {
 			for i := range s.Endpoints {
 				e := &s.Endpoints[i]
-				if !e.ready() {
+				if !isReady(e) {
 					continue
 				}
 				if toGive == 0 || toRecv == 0 {

@@ -63,7 +63,7 @@ func addHintsMinCross(c Capacity, si *SliceInfo, opts Options) Result {
 		ok := true
 		for i := range s.Endpoints {
 			e := &s.Endpoints[i]
-			if !e.ready() {
+			if !isReady(e) {
 				continue
 			}
 			h := e.Hints
@@ -125,7 +125,7 @@ func addHintsMinCross(c Capacity, si *SliceInfo, opts Options) Result {
 			si.Unchanged[j] = s
 			j++
 		} else {
-			si.ToUpdate = append(si.ToUpdate, s.clone())
+			si.ToUpdate = append(si.ToUpdate, cloneSlice(s))
 		}
 	}
 	si.Unchanged = si.Unchanged[:j]
@@ -177,7 +177,7 @@ func addHintsMinCross(c Capacity, si *SliceInfo, opts Options) Result {
 		for _, s := range list {
 			for i := range s.Endpoints {
 				e := &s.Endpoints[i]
-				if !e.ready() {
+				if !isReady(e) {
 					e.Hints = nil
 					continue
 				}
@@ -203,7 +203,7 @@ func addHintsMinCross(c Capacity, si *SliceInfo, opts Options) Result {
 
 func forReady(s *Slice, f func(*Endpoint)) {
 	for i := range s.Endpoints {
-		if s.Endpoints[i].ready() {
+		if isReady(&s.Endpoints[i]) {
 			f(&s.Endpoints[i])
 		}
 	}
@@ -241,7 +241,7 @@ func pullCandidate(unchanged []*Slice, kept []bool, t *zoneTable, need, fixed, o
 		}
 		for i := range s.Endpoints {
 			e := &s.Endpoints[i]
-			if !e.ready() {
+			if !isReady(e) {
 				continue
 			}
 			hz := t.lookup(e.Hints.ForZones[0])

@@ -112,7 +112,7 @@ func hintsByZone(si *SliceInfo) map[string]int {
 		for _, s := range list {
 			for i := range s.Endpoints {
 				e := &s.Endpoints[i]
-				if e.ready() && e.Hints != nil {
+				if isReady(e) && e.Hints != nil {
 					for _, z := range e.Hints.ForZones {
 						m[z]++
 					}
@@ -143,7 +143,7 @@ func ReconcileTrafficDistribution(si *SliceInfo, p Policy) {
 			j++
 			continue
 		}
-		si.ToUpdate = append(si.ToUpdate, s.clone())
+		si.ToUpdate = append(si.ToUpdate, cloneSlice(s))
 	}
 	si.Unchanged = si.Unchanged[:j]
 	cache := map[[2]string]*Hints{}
@@ -151,7 +151,7 @@ func ReconcileTrafficDistribution(si *SliceInfo, p Policy) {
 		for _, s := range list {
 			for i := range s.Endpoints {
 				e := &s.Endpoints[i]
-				if !e.ready() {
+				if !isReady(e) {
 					continue
 				}
 				key := [2]string{e.Zone, ""}
@@ -183,7 +183,7 @@ func ReconcileTrafficDistribution(si *SliceInfo, p Policy) {
 func needsCloseUpdate(s *Slice, nodes bool) bool {
 	for i := range s.Endpoints {
 		e := &s.Endpoints[i]
-		if !e.ready() {
+		if !isReady(e) {
 			continue
 		}
 		h := e.Hints

@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"github.com/fairslice/fairslice/slicer"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -43,7 +44,7 @@ func TestApplyTrafficDistribution(t *testing.T) {
 		s := &Slice{Name: "new"}
 		zones := []string{"zone-a", "zone-b", "zone-b", "zone-b", "zone-c", "zone-c"}
 		for i, z := range zones {
-			s.Endpoints = append(s.Endpoints, Endpoint{Addresses: []string{string(rune('0' + i))}, Zone: z, NodeName: "node-" + z[5:], Ready: True})
+			s.Endpoints = append(s.Endpoints, Endpoint{Addresses: []string{string(rune('0' + i))}, Zone: z, NodeName: "node-" + z[5:], Conditions: slicer.Conditions{Ready: True}})
 		}
 		return &SliceInfo{AddressType: "IPv4", ToCreate: []*Slice{s}}
 	}
@@ -68,7 +69,7 @@ func TestApplyTrafficDistribution(t *testing.T) {
 		}
 		for _, e := range si.ToCreate[0].Endpoints {
 			if got := e.Hints != nil && len(e.Hints.ForNodes) == 1 && e.Hints.ForNodes[0] == e.NodeName; got != tc.nodes {
-				t.Errorf("%s: endpoint %s node hint %v, want %v", tc.name, e.Address(), e.Hints, tc.nodes)
+				t.Errorf("%s: endpoint %s node hint %v, want %v", tc.name, address(&e), e.Hints, tc.nodes)
 			}
 		}
 	}

@@ -46,7 +46,7 @@ func genCluster(t *rapid.T, allowZoneless bool) (Capacity, *SliceInfo) {
 			default:
 				e.Zone = zoneNames[rapid.IntRange(0, nz-1).Draw(t, "zone")]
 			}
-			e.Ready = conds[rapid.IntRange(0, len(conds)-1).Draw(t, "ready")]
+			e.Conditions.Ready = conds[rapid.IntRange(0, len(conds)-1).Draw(t, "ready")]
 			if existing {
 				switch k := rapid.IntRange(0, 9).Draw(t, "hint"); {
 				case k < 6:
@@ -142,8 +142,8 @@ func TestPropertyAddHints(t *testing.T) {
 			}
 			for _, s := range allSlices(si) {
 				for _, e := range s.Endpoints {
-					if e.ready() && (e.Hints == nil || len(e.Hints.ForZones) != 1) {
-						t.Fatalf("allocator %d: ready endpoint %s of %s has hints %v", alloc, e.Address(), s.Name, e.Hints)
+					if isReady(&e) && (e.Hints == nil || len(e.Hints.ForZones) != 1) {
+						t.Fatalf("allocator %d: ready endpoint %s of %s has hints %v", alloc, address(&e), s.Name, e.Hints)
 					}
 				}
 			}
@@ -163,7 +163,7 @@ func cloneInfo(si *SliceInfo) *SliceInfo {
 	cp := func(list []*Slice) []*Slice {
 		out := make([]*Slice, len(list))
 		for i, s := range list {
-			out[i] = s.clone()
+			out[i] = cloneSlice(s)
 		}
 		return out
 	}
@@ -209,7 +209,7 @@ func crossCount(c Capacity, si *SliceInfo) int {
 	n := 0
 	for _, s := range allSlices(si) {
 		for _, e := range s.Endpoints {
-			if e.ready() && c.index(e.Zone) >= 0 && e.Hints != nil && len(e.Hints.ForZones) > 0 && e.Hints.ForZones[0] != e.Zone {
+			if isReady(&e) && c.index(e.Zone) >= 0 && e.Hints != nil && len(e.Hints.ForZones) > 0 && e.Hints.ForZones[0] != e.Zone {
 				n++
 			}
 		}
@@ -318,7 +318,7 @@ func TestZoneRoutingErrors(t *testing.T) {
 func anyUnsetReady(si *SliceInfo) bool {
 	for _, s := range allSlices(si) {
 		for _, e := range s.Endpoints {
-			if e.Ready == Unset {
+			if e.Conditions.Ready == Unset {
 				return true
 			}
 		}

@@ -46,9 +46,9 @@ type Selection struct {
 
 // proxy-side condition reading (kube-proxy's EndpointSliceCache): an unset
 // Ready or Serving is true, an unset Terminating is false.
-func proxyReady(e *Endpoint) bool       { return e.Ready.Bool(true) }
-func proxyServing(e *Endpoint) bool     { return e.Serving.Bool(true) }
-func proxyTerminating(e *Endpoint) bool { return e.Terminating.Bool(false) }
+func proxyReady(e *Endpoint) bool       { return orDefault(e.Conditions.Ready, true) }
+func proxyServing(e *Endpoint) bool     { return orDefault(e.Conditions.Serving, true) }
+func proxyTerminating(e *Endpoint) bool { return orDefault(e.Conditions.Terminating, false) }
 
 // SelectEndpoints returns the endpoints that kube-proxy (k8s.io/kubernetes
 // v1.37.2, pkg/proxy CategorizeEndpoints) on node nodeName in zone ("" if
@@ -75,11 +75,11 @@ func SelectEndpoints(eps []Endpoint, p TrafficPolicy, nodeName, zone string) Sel
 			}
 			switch sel.Mode {
 			case PreferSameNode:
-				if !e.Hints.hasNode(nodeName) {
+				if !hasNode(e.Hints, nodeName) {
 					continue
 				}
 			case PreferSameZone:
-				if !e.Hints.hasZone(zone) {
+				if !hasZone(e.Hints, zone) {
 					continue
 				}
 			}
@@ -159,12 +159,12 @@ func modeFromHints(eps []Endpoint, nodeName, zone string) (string, string) {
 		anyReady = true
 		if e.Hints == nil || len(e.Hints.ForNodes) == 0 {
 			allNode = false
-		} else if e.Hints.hasNode(nodeName) {
+		} else if hasNode(e.Hints, nodeName) {
 			forNode = true
 		}
 		if e.Hints == nil || len(e.Hints.ForZones) == 0 {
 			allZone = false
-		} else if e.Hints.hasZone(zone) {
+		} else if hasZone(e.Hints, zone) {
 			forZone = true
 		}
 	}

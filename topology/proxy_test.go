@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"github.com/fairslice/fairslice/slicer"
 	"slices"
 	"strings"
 	"testing"
@@ -13,8 +14,8 @@ import (
 // endpoint on the local node; zones and nodes are comma-separated hints.
 func pe(addr, flags, zones, nodes string) Endpoint {
 	e := Endpoint{Addresses: []string{addr}, NodeName: "remote",
-		Ready: Cond(strings.Contains(flags, "R")), Serving: Cond(strings.Contains(flags, "S") || strings.Contains(flags, "R")),
-		Terminating: Cond(strings.Contains(flags, "T"))}
+		Conditions: slicer.Conditions{Ready: slicer.Of(strings.Contains(flags, "R")), Serving: slicer.Of(strings.Contains(flags, "S") || strings.Contains(flags, "R")),
+			Terminating: slicer.Of(strings.Contains(flags, "T"))}}
 	if strings.Contains(flags, "L") {
 		e.NodeName = "local"
 	}
@@ -101,7 +102,7 @@ func TestSelectEndpointsUpstreamCases(t *testing.T) {
 		}
 		out := []string{}
 		for _, i := range idx {
-			out = append(out, eps[i].Address())
+			out = append(out, address(&eps[i]))
 		}
 		return out
 	}
@@ -131,12 +132,12 @@ func TestSelectEndpointsUpstreamCases(t *testing.T) {
 // conditions: Ready and Serving unset are true, Terminating unset is false,
 // the reverse of the controller's reading of Ready.
 func TestSelectEndpointsNilConditions(t *testing.T) {
-	eps := []Endpoint{{Addresses: []string{"10.0.0.1"}}, {Addresses: []string{"10.0.0.2"}, Ready: False}, {}}
+	eps := []Endpoint{{Addresses: []string{"10.0.0.1"}}, {Addresses: []string{"10.0.0.2"}, Conditions: slicer.Conditions{Ready: False}}, {}}
 	sel := SelectEndpoints(eps, TrafficPolicy{}, "n", "z")
 	if !slices.Equal(sel.Cluster, []int{0}) {
 		t.Errorf("Cluster = %v, want [0] (unset Ready is ready; no address is ignored)", sel.Cluster)
 	}
-	if eps[0].ready() {
+	if isReady(&eps[0]) {
 		t.Errorf("controller-side ready() of an unset Ready = true, want false")
 	}
 }

@@ -78,7 +78,7 @@ func Evaluate(c Capacity, slices []*Slice) Quality {
 				}
 				continue
 			}
-			if e.Hints.hasZone(c.zones[zi]) {
+			if hasZone(e.Hints, c.zones[zi]) {
 				load += r / float64(size[zi])
 				if zi != own {
 					q.CrossZone += r / float64(size[zi])

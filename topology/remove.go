@@ -22,7 +22,7 @@ func RemoveHints(si *SliceInfo) {
 			j++
 			continue
 		}
-		c := s.clone()
+		c := cloneSlice(s)
 		for i := range c.Endpoints {
 			c.Endpoints[i].Hints = nil
 		}
