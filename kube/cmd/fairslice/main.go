@@ -11,6 +11,8 @@
 //	deal      print the hand (queue indexes) dealt for a hash or a flow
 //	odds      print the probability that a mouse flow is squished by elephants
 //	simulate  run a fair-queuing simulation
+//	hints     print the topology hints a Service's EndpointSlices get
+//	route     print the endpoints a node's kube-proxy uses for a Service
 //	help      print help for a command
 //
 // Run "fairslice <command> --help" for a command's flags. Help goes to
@@ -47,6 +49,8 @@ var commands = []command{
 	{"deal", "print the hand (queue indexes) dealt for a hash or a flow", runDeal},
 	{"odds", "print the probability that a mouse flow is squished by elephants", runOdds},
 	{"simulate", "run a fair-queuing simulation", runSimulate},
+	{"hints", "print the topology hints a Service's EndpointSlices get", runHints},
+	{"route", "print the endpoints a node's kube-proxy uses for a Service", runRoute},
 }
 
 func main() {
