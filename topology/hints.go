@@ -266,11 +266,11 @@ func addHintsUpstream(c Capacity, si *SliceInfo, opts Options) Result {
 
 	// Step 2: whole endpoints to move from zones above their target to zones
 	// below it.
-	give, recv := givingAndReceiving(alloc, allocated)
+	give, recv, order := givingAndReceiving(alloc, allocated)
 
 	// Step 3: move them, first endpoints first.
 	if give != nil {
-		redistribute(si, &t, give, recv, allocated)
+		redistribute(si, &t, give, recv, order, allocated)
 	}
 	if !any {
 		return disable(si, Fallback{Reason: NoAllocatedHintsForZones})
@@ -283,8 +283,8 @@ func addHintsUpstream(c Capacity, si *SliceInfo, opts Options) Result {
 // with the largest surplus gives one endpoint to the zone with the largest
 // deficit (ties to the first zone in order), until one side runs out, both
 // are below 1, or either is below 0.5. It returns nil, nil when nothing
-// moves.
-func givingAndReceiving(alloc []Allocation, allocated []int) (give, recv []int) {
+// moves; order lists the receiving zones in the order they first received.
+func givingAndReceiving(alloc []Allocation, allocated []int) (give, recv, order []int) {
 	z := len(alloc)
 	var buf [16]float64
 	var f []float64
@@ -306,10 +306,13 @@ func givingAndReceiving(alloc []Allocation, allocated []int) (give, recv []int) 
 		g, gv := most(surplus)
 		r, rv := most(deficit)
 		if g < 0 || r < 0 || (gv < 1 && rv < 1) || gv < 0.5 || rv < 0.5 {
-			return give, recv
+			return give, recv, order
 		}
 		if give == nil {
 			give, recv = make([]int, z), make([]int, z)
+		}
+		if recv[r] == 0 {
+			order = append(order, r)
 		}
 		give[g]++
 		surplus[g]--
@@ -331,9 +334,13 @@ func most(v []float64) (int, float64) {
 
 // redistribute is upstream's redistributeHints: walking the slices being
 // written in order, a ready endpoint whose zone still has endpoints to give
-// is re-hinted for the first zone still receiving, until either side is
-// exhausted.
-func redistribute(si *SliceInfo, t *zoneTable, give, recv, allocated []int) {
+// is re-hinted for a zone still receiving, until either side is exhausted.
+// Upstream takes the first receiving zone in Go map order; here it is the
+// first in order (the order in which zones first received), which is the
+// order upstream's small maps most often iterate in (insertion order), so
+// that the counts per zone agree with upstream's likeliest outcome when
+// the giving zones run out of endpoints to move.
+func redistribute(si *SliceInfo, t *zoneTable, give, recv, order, allocated []int) {
 	toGive, toRecv := 0, 0
 	for i := range give {
 		toGive += give[i]
@@ -353,10 +360,11 @@ func redistribute(si *SliceInfo, t *zoneTable, give, recv, allocated []int) {
 				if g < 0 || give[g] == 0 {
 					continue
 				}
-				r := 0
-				for recv[r] == 0 {
-					r++
+				k := 0
+				for recv[order[k]] == 0 {
+					k++
 				}
+				r := order[k]
 				e.Hints = t.hint(r)
 				give[g]--
 				recv[r]--

@@ -142,7 +142,7 @@ func TestGivingAndReceiving(t *testing.T) {
 		for i, d := range tc.desired {
 			alloc[i].Desired = d
 		}
-		give, recv := givingAndReceiving(alloc, tc.allocated)
+		give, recv, _ := givingAndReceiving(alloc, tc.allocated)
 		if !cmp.Equal(give, tc.wantGive) || !cmp.Equal(recv, tc.wantRecive) {
 			t.Errorf("%s: givingAndReceiving = %v, %v, want %v, %v", tc.name, give, recv, tc.wantGive, tc.wantRecive)
 		}
