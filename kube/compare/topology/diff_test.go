@@ -23,6 +23,7 @@ import (
 var (
 	diffSeed     = flag.Uint64("diff.seed", 0, "seed for the differential tests (0: derive from the clock)")
 	diffClusters = flag.Int("diff.clusters", 1500, "random clusters per differential test")
+	diffServices = flag.Int("diff.services", 250, "random Services in TestDifferentialReconcile (upstream's reconciler with a fake clientset costs about 30 ms each)")
 	diffRetries  = flag.Int("diff.retries", 400, "upstream reruns allowed to reproduce a map-order tie-break")
 	diffSave     = flag.String("diff.save", "", "directory to save mismatching cases into")
 	diffReplay   = flag.String("diff.replay", "", "glob of saved AddHints cases to replay (TestDifferentialReplay)")
