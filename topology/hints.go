@@ -216,52 +216,43 @@ func keepValidUnchanged(si *SliceInfo, t *zoneTable, limit func(int) int, alloca
 	return kept
 }
 
-// zonelessReady reports whether a ready endpoint of a slice being written
-// has no zone.
-func zonelessReady(si *SliceInfo) bool {
-	for _, list := range [...][]*Slice{si.ToCreate, si.ToUpdate} {
-		for _, s := range list {
-			for i := range s.Endpoints {
-				if isReady(&s.Endpoints[i]) && s.Endpoints[i].Zone == "" {
-					return true
-				}
+func addHintsUpstream(c Capacity, si *SliceInfo, opts Options) Result {
+	t := newZoneTable(c)
+	// Step 1 first, in the same pass that counts the ready endpoints being
+	// written: every ready endpoint being written serves its own zone.
+	// Upstream checks the allocation and the unchanged slices first; when
+	// either fallback applies all hints are removed anyway, so doing step 1
+	// early changes no outcome and saves passes over the endpoints.
+	own := make([]int, t.known, t.known+2)
+	n, zoneless := hintOwnZone(si.ToCreate, &t, &own)
+	k, z := hintOwnZone(si.ToUpdate, &t, &own)
+	n, zoneless = n+k, zoneless || z
+	written := n
+	for _, s := range si.Unchanged {
+		for i := range s.Endpoints {
+			if isReady(&s.Endpoints[i]) {
+				n++
 			}
 		}
 	}
-	return false
-}
-
-func addHintsUpstream(c Capacity, si *SliceInfo, opts Options) Result {
-	n := si.readyEndpoints()
 	alloc := make([]Allocation, len(c.zones))
 	if fb := c.allocateInto(alloc, n); fb.Reason != NoReason {
 		return disable(si, fb)
 	}
-	t := newZoneTable(c)
-	allocated := make([]int, t.known, t.known+2)
-	any := keepValidUnchanged(si, &t, func(i int) int { return alloc[i].Maximum }, allocated)
-
-	// Step 1: every ready endpoint being written serves its own zone.
-	if zonelessReady(si) {
+	allocated := make([]int, len(own))
+	moved := len(si.ToUpdate)
+	kept := keepValidUnchanged(si, &t, func(i int) int { return alloc[i].Maximum }, allocated)
+	k, z = hintOwnZone(si.ToUpdate[moved:], &t, &own)
+	n, zoneless = written+k, zoneless || z
+	if zoneless {
 		return disable(si, Fallback{Reason: NoZoneSpecified})
 	}
-	for _, list := range [...][]*Slice{si.ToCreate, si.ToUpdate} {
-		for _, s := range list {
-			for i := range s.Endpoints {
-				e := &s.Endpoints[i]
-				if !isReady(e) {
-					continue // upstream leaves not-ready endpoints' hints alone
-				}
-				zi := t.lookup(e.Zone)
-				if zi < 0 {
-					zi = t.intern(e.Zone)
-					allocated = append(allocated, make([]int, len(t.names)-len(allocated))...)
-				}
-				allocated[zi]++
-				any = true
-				e.Hints = t.hint(zi)
-			}
-		}
+	any := kept || n > 0
+	if len(own) > len(allocated) {
+		allocated = append(allocated, make([]int, len(own)-len(allocated))...)
+	}
+	for i, k := range own {
+		allocated[i] += k
 	}
 
 	// Step 2: whole endpoints to move from zones above their target to zones
@@ -276,6 +267,37 @@ func addHintsUpstream(c Capacity, si *SliceInfo, opts Options) Result {
 		return disable(si, Fallback{Reason: NoAllocatedHintsForZones})
 	}
 	return enabled(si, opts, t.countsMap(allocated))
+}
+
+// hintOwnZone is upstream's step 1 on list: every ready endpoint with a
+// zone is hinted for its own zone and counted in own (extended for zones
+// outside the capacity). It returns the ready endpoints seen and whether
+// one had no zone.
+func hintOwnZone(list []*Slice, t *zoneTable, own *[]int) (ready int, zoneless bool) {
+	counts := *own
+	for _, s := range list {
+		eps := s.Endpoints
+		for i := range eps {
+			e := &eps[i]
+			if e.Conditions.Ready != True {
+				continue // upstream leaves not-ready endpoints' hints alone
+			}
+			ready++
+			if e.Zone == "" {
+				zoneless = true
+				continue
+			}
+			zi := t.lookup(e.Zone)
+			if zi < 0 {
+				zi = t.intern(e.Zone)
+				counts = append(counts, make([]int, len(t.names)-len(counts))...)
+			}
+			counts[zi]++
+			e.Hints = t.hint(zi)
+		}
+	}
+	*own = counts
+	return ready, zoneless
 }
 
 // givingAndReceiving is upstream's getGivingAndReceivingZones: the float
