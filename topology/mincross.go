@@ -29,6 +29,65 @@ func minimums(c Capacity, n int, threshold float64) []int {
 	return out
 }
 
+// grouping partitions the capacity zones into groups whose endpoints are
+// hinted for every zone of the group; the identity grouping is single-zone
+// hints.
+type grouping struct {
+	of    []int      // zone index -> group
+	names [][]string // zones of each group, in zone order
+	milli []int64    // CPU of each group
+	hints []*Hints   // shared hint of each group
+}
+
+// newGrouping builds the grouping with group of[i] for zone i (groups
+// numbered from 0 in order of first appearance).
+func newGrouping(c Capacity, of []int) grouping {
+	ng := 0
+	for _, g := range of {
+		ng = max(ng, g+1)
+	}
+	gr := grouping{of: of, names: make([][]string, ng), milli: make([]int64, ng), hints: make([]*Hints, ng)}
+	for i, g := range of {
+		gr.names[g] = append(gr.names[g], c.zones[i])
+		gr.milli[g] += c.milli[i]
+	}
+	for g := range gr.hints {
+		gr.hints[g] = &Hints{ForZones: gr.names[g]}
+	}
+	return gr
+}
+
+// groupOf returns the group an endpoint's hints name exactly, or -1.
+func (gr *grouping) groupOf(t *zoneTable, h *Hints) int {
+	if h == nil || len(h.ForNodes) != 0 || len(h.ForZones) == 0 {
+		return -1
+	}
+	zi := t.lookup(h.ForZones[0])
+	if zi < 0 {
+		return -1
+	}
+	g := gr.of[zi]
+	if len(h.ForZones) != len(gr.names[g]) {
+		return -1
+	}
+	for k, z := range h.ForZones {
+		if z != gr.names[g][k] {
+			return -1
+		}
+	}
+	return g
+}
+
+// groupMinimums is minimums over groups.
+func groupMinimums(gr grouping, n int, threshold float64) []int {
+	return minimums(Capacity{zones: make([]string, len(gr.milli)), milli: gr.milli}, n, threshold)
+}
+
+// maxGroupedZones bounds the zones for which AllocatorMinCrossZone tries
+// every grouping (Bell(6) = 203 partitions). Single-zone hints can only
+// fail to fit for fewer than 6 endpoints per zone, so trials are small.
+const maxGroupedZones = 6
+
 // addHintsMinCross is AllocatorMinCrossZone.
 func addHintsMinCross(c Capacity, si *SliceInfo, opts Options) Result {
 	n := si.readyEndpoints()
@@ -41,24 +100,103 @@ func addHintsMinCross(c Capacity, si *SliceInfo, opts Options) Result {
 	if sticky {
 		threshold += opts.Hysteresis
 	}
-	need := minimums(c, n, threshold)
+	of := make([]int, z)
+	for i := range of {
+		of[i] = i
+	}
+	gr := newGrouping(c, of)
+	if !fits(groupMinimums(gr, n, threshold), n) {
+		// No single-zone assignment keeps every endpoint within the
+		// threshold: try hinting groups of zones for each other's
+		// endpoints, and keep the grouping with the least cross-zone
+		// traffic.
+		best, bestCross := -1, 2.0
+		var candidates []grouping
+		if z <= maxGroupedZones && n > 0 {
+			forEachPartition(z, func(of []int) {
+				g := newGrouping(c, append([]int(nil), of...))
+				if len(g.names) == 1 || !fits(groupMinimums(g, n, threshold), n) {
+					return
+				}
+				trial := &SliceInfo{AddressType: si.AddressType, ToCreate: cloneAll(si.ToCreate), ToUpdate: cloneAll(si.ToUpdate),
+					Unchanged: append([]*Slice(nil), si.Unchanged...)}
+				assignGroups(c, trial, g, groupMinimums(g, n, threshold), sticky)
+				if q := Evaluate(c, slicesOf(trial)); q.CrossZone < bestCross-1e-12 {
+					best, bestCross = len(candidates), q.CrossZone
+				}
+				candidates = append(candidates, g)
+			})
+		}
+		if best < 0 {
+			if z > n {
+				return disable(si, Fallback{Reason: InsufficientNumberOfEndpoints, Endpoints: n, Zones: z})
+			}
+			return disable(si, Fallback{Reason: MinAllocationExceedsOverloadThreshold, Endpoints: n, Zones: z})
+		}
+		gr = candidates[best]
+	}
+	assignGroups(c, si, gr, groupMinimums(gr, n, threshold), sticky)
+	return enabled(si, opts, hintsByZone(si))
+}
+
+func fits(need []int, n int) bool {
 	sum := 0
 	for _, m := range need {
 		sum += m
 	}
-	if sum > n || n == 0 {
-		if z > n {
-			return disable(si, Fallback{Reason: InsufficientNumberOfEndpoints, Endpoints: n, Zones: z})
-		}
-		return disable(si, Fallback{Reason: MinAllocationExceedsOverloadThreshold, Endpoints: n, Zones: z})
-	}
-	t := newZoneTable(c)
+	return sum <= n && n > 0
+}
 
-	// Unchanged slices keep their hints when every ready endpoint has one
-	// zone hint for a capacity zone: its own zone (or any, for an endpoint
-	// outside the capacity zones), or with hysteresis any zone.
+func cloneAll(list []*Slice) []*Slice {
+	out := make([]*Slice, len(list))
+	for i, s := range list {
+		out[i] = cloneSlice(s)
+	}
+	return out
+}
+
+func slicesOf(si *SliceInfo) []*Slice {
+	out := make([]*Slice, 0, len(si.ToCreate)+len(si.ToUpdate)+len(si.Unchanged))
+	out = append(out, si.ToCreate...)
+	out = append(out, si.ToUpdate...)
+	return append(out, si.Unchanged...)
+}
+
+// forEachPartition calls f with every partition of n items, as restricted
+// growth strings (of[i] is item i's block; blocks numbered in order of
+// first appearance).
+func forEachPartition(n int, f func(of []int)) {
+	of := make([]int, n)
+	var rec func(i, blocks int)
+	rec = func(i, blocks int) {
+		if i == n {
+			f(of)
+			return
+		}
+		for b := 0; b <= blocks; b++ {
+			of[i] = b
+			rec(i+1, max(blocks, b+1))
+		}
+	}
+	rec(0, 0)
+}
+
+// assignGroups hints si for grouping gr so that each group gets at least
+// need[g] endpoints, moving as few endpoints between groups as it can.
+func assignGroups(c Capacity, si *SliceInfo, gr grouping, need []int, sticky bool) {
+	t := newZoneTable(c)
+	ng := len(need)
+	groupOfZone := func(zone string) int {
+		if zi := t.lookup(zone); zi >= 0 {
+			return gr.of[zi]
+		}
+		return -1
+	}
+	// Unchanged slices keep their hints when every ready endpoint is hinted
+	// for exactly one group: its own (any, for an endpoint outside the
+	// capacity zones), or with hysteresis any group.
 	kept := make([]bool, len(si.Unchanged))
-	fixed := make([]int, z) // hints per zone held by kept slices
+	fixed := make([]int, ng) // hints per group held by kept slices
 	for k, s := range si.Unchanged {
 		ok := true
 		for i := range s.Endpoints {
@@ -66,57 +204,52 @@ func addHintsMinCross(c Capacity, si *SliceInfo, opts Options) Result {
 			if !isReady(e) {
 				continue
 			}
-			h := e.Hints
-			if h == nil || len(h.ForZones) != 1 || len(h.ForNodes) != 0 {
-				ok = false
-				break
-			}
-			hz := t.lookup(h.ForZones[0])
-			own := t.lookup(e.Zone)
-			if hz < 0 || (!sticky && own >= 0 && hz != own) {
+			hg := gr.groupOf(&t, e.Hints)
+			own := groupOfZone(e.Zone)
+			if hg < 0 || (!sticky && own >= 0 && hg != own) {
 				ok = false
 				break
 			}
 		}
 		if ok {
 			kept[k] = true
-			forReady(s, func(e *Endpoint) { fixed[t.lookup(e.Hints.ForZones[0])]++ })
+			forReady(s, func(e *Endpoint) { fixed[gr.groupOf(&t, e.Hints)]++ })
 		}
 	}
 	// Flexible endpoints: the ready endpoints of slices being written (and
-	// of unchanged slices pulled in), per own zone; free ones have no
+	// of unchanged slices pulled in), per own group; free ones have no
 	// capacity zone.
-	own := make([]int, z)
+	own := make([]int, ng)
 	free := 0
-	count := func(s *Slice, sign int) {
+	count := func(s *Slice) {
 		forReady(s, func(e *Endpoint) {
-			if zi := t.lookup(e.Zone); zi >= 0 {
-				own[zi] += sign
+			if g := groupOfZone(e.Zone); g >= 0 {
+				own[g]++
 			} else {
-				free += sign
+				free++
 			}
 		})
 	}
 	for _, list := range [...][]*Slice{si.ToCreate, si.ToUpdate} {
 		for _, s := range list {
-			count(s, 1)
+			count(s)
 		}
 	}
 	for k, s := range si.Unchanged {
 		if !kept[k] {
-			count(s, 1)
+			count(s)
 		}
 	}
 	// Pull kept slices into the plan until the flexible endpoints can cover
-	// every zone's shortfall.
+	// every group's shortfall.
 	for !coverable(need, fixed, own, free) {
-		k := pullCandidate(si.Unchanged, kept, &t, need, fixed, own)
+		k := pullCandidate(si.Unchanged, kept, &t, &gr, need, fixed, own)
 		if k < 0 {
 			break // cannot happen: with nothing kept, coverable is sum <= n
 		}
 		kept[k] = false
-		forReady(si.Unchanged[k], func(e *Endpoint) { fixed[t.lookup(e.Hints.ForZones[0])]-- })
-		count(si.Unchanged[k], 1)
+		forReady(si.Unchanged[k], func(e *Endpoint) { fixed[gr.groupOf(&t, e.Hints)]-- })
+		count(si.Unchanged[k])
 	}
 	// Move the non-kept unchanged slices to ToUpdate, in order.
 	j := 0
@@ -130,12 +263,12 @@ func addHintsMinCross(c Capacity, si *SliceInfo, opts Options) Result {
 	}
 	si.Unchanged = si.Unchanged[:j]
 
-	// Plan: each zone keeps its own flexible endpoints except what it must
-	// give; shortfalls are covered by free endpoints first, then by the zones
-	// with the most to spare.
-	short := make([]int, z)
-	give := make([]int, z)
-	spare := make([]int, z)
+	// Plan: each group keeps its own flexible endpoints except what it must
+	// give; shortfalls are covered by free endpoints first, then by the
+	// groups with the most to spare.
+	short := make([]int, ng)
+	give := make([]int, ng)
+	spare := make([]int, ng)
 	for i := range need {
 		have := fixed[i] + own[i]
 		if have < need[i] {
@@ -144,8 +277,8 @@ func addHintsMinCross(c Capacity, si *SliceInfo, opts Options) Result {
 			spare[i] = min(own[i], have-need[i])
 		}
 	}
-	fromFree := make([]int, z)  // free endpoints hinted for each zone
-	fromGiver := make([]int, z) // endpoints of giving zones hinted for each zone
+	fromFree := make([]int, ng)  // free endpoints hinted for each group
+	fromGiver := make([]int, ng) // endpoints of giving groups hinted for each group
 	for i := range short {
 		take := min(short[i], free)
 		fromFree[i] += take
@@ -157,7 +290,7 @@ func addHintsMinCross(c Capacity, si *SliceInfo, opts Options) Result {
 			fromGiver[i]++
 		}
 	}
-	final := make([]int, z)
+	final := make([]int, ng)
 	for i := range final {
 		final[i] = fixed[i] + own[i] - give[i] + fromFree[i] + fromGiver[i]
 	}
@@ -165,14 +298,15 @@ func addHintsMinCross(c Capacity, si *SliceInfo, opts Options) Result {
 	for ; free > 0; free-- {
 		best, bl := 0, -1.0
 		for i := range final {
-			if l := c.ratio[i] / float64(final[i]+1); l > bl {
+			if l := float64(gr.milli[i]) / float64(final[i]+1); l > bl {
 				best, bl = i, l
 			}
 		}
 		final[best]++
 		fromFree[best]++
 	}
-	// Realize the plan in the slices being written, in order.
+	// Realize the plan in the slices being written, in order. Not-ready
+	// endpoints lose their hints (upstream leaves them).
 	for _, list := range [...][]*Slice{si.ToCreate, si.ToUpdate} {
 		for _, s := range list {
 			for i := range s.Endpoints {
@@ -181,24 +315,23 @@ func addHintsMinCross(c Capacity, si *SliceInfo, opts Options) Result {
 					e.Hints = nil
 					continue
 				}
-				zi := t.lookup(e.Zone)
+				g := groupOfZone(e.Zone)
 				switch {
-				case zi < 0:
+				case g < 0:
 					r := firstPositive(fromFree)
 					fromFree[r]--
-					e.Hints = t.hint(r)
-				case give[zi] > 0:
+					e.Hints = gr.hints[r]
+				case give[g] > 0:
 					r := firstPositive(fromGiver)
 					fromGiver[r]--
-					give[zi]--
-					e.Hints = t.hint(r)
+					give[g]--
+					e.Hints = gr.hints[r]
 				default:
-					e.Hints = t.hint(zi)
+					e.Hints = gr.hints[g]
 				}
 			}
 		}
 	}
-	return enabled(si, opts, t.countsMap(final))
 }
 
 func forReady(s *Slice, f func(*Endpoint)) {
@@ -230,7 +363,7 @@ func coverable(need, fixed, own []int, free int) bool {
 // endpoints hint a zone other than their own (fixing a stale move), else
 // the first holding endpoints of a zone that has hints to spare but too few
 // flexible endpoints to give them, else the first kept slice.
-func pullCandidate(unchanged []*Slice, kept []bool, t *zoneTable, need, fixed, own []int) int {
+func pullCandidate(unchanged []*Slice, kept []bool, t *zoneTable, gr *grouping, need, fixed, own []int) int {
 	first, stuck := -1, -1
 	for k, s := range unchanged {
 		if !kept[k] {
@@ -244,8 +377,11 @@ func pullCandidate(unchanged []*Slice, kept []bool, t *zoneTable, need, fixed, o
 			if !isReady(e) {
 				continue
 			}
-			hz := t.lookup(e.Hints.ForZones[0])
-			oz := t.lookup(e.Zone)
+			hz := gr.groupOf(t, e.Hints)
+			oz := -1
+			if zi := t.lookup(e.Zone); zi >= 0 {
+				oz = gr.of[zi]
+			}
 			if oz != hz {
 				return k
 			}

@@ -140,10 +140,20 @@ func TestPropertyAddHints(t *testing.T) {
 			if got := hintsByZone(si); fmt.Sprint(got) != fmt.Sprint(r.HintsByZone) {
 				t.Fatalf("allocator %d: HintsByZone %v, slices hold %v", alloc, r.HintsByZone, got)
 			}
+			// Every ready endpoint has exactly one zone hint; min-cross may
+			// hint a group of zones instead, only when no single-zone
+			// assignment fits.
+			singleFits := fits(minimums(c, si.readyEndpoints(), OverloadThreshold), si.readyEndpoints())
 			for _, s := range allSlices(si) {
 				for _, e := range s.Endpoints {
-					if isReady(&e) && (e.Hints == nil || len(e.Hints.ForZones) != 1) {
+					if !isReady(&e) {
+						continue
+					}
+					if e.Hints == nil || len(e.Hints.ForZones) == 0 || len(e.Hints.ForNodes) != 0 {
 						t.Fatalf("allocator %d: ready endpoint %s of %s has hints %v", alloc, address(&e), s.Name, e.Hints)
+					}
+					if len(e.Hints.ForZones) > 1 && (alloc == AllocatorUpstream || singleFits) {
+						t.Fatalf("allocator %d: ready endpoint %s of %s is hinted for several zones %v", alloc, address(&e), s.Name, e.Hints)
 					}
 				}
 			}
