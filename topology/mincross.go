@@ -193,8 +193,8 @@ func assignGroups(c Capacity, si *SliceInfo, gr grouping, need []int, sticky boo
 		return -1
 	}
 	// Unchanged slices keep their hints when every ready endpoint is hinted
-	// for exactly one group: its own (any, for an endpoint outside the
-	// capacity zones), or with hysteresis any group.
+	// for exactly one group, and any endpoint hinted for another group than
+	// its own is still needed there (below).
 	kept := make([]bool, len(si.Unchanged))
 	fixed := make([]int, ng) // hints per group held by kept slices
 	for k, s := range si.Unchanged {
@@ -204,9 +204,7 @@ func assignGroups(c Capacity, si *SliceInfo, gr grouping, need []int, sticky boo
 			if !isReady(e) {
 				continue
 			}
-			hg := gr.groupOf(&t, e.Hints)
-			own := groupOfZone(e.Zone)
-			if hg < 0 || (!sticky && own >= 0 && hg != own) {
+			if gr.groupOf(&t, e.Hints) < 0 {
 				ok = false
 				break
 			}
@@ -240,6 +238,59 @@ func assignGroups(c Capacity, si *SliceInfo, gr grouping, need []int, sticky boo
 			count(s)
 		}
 	}
+	pull := func(k int) {
+		kept[k] = false
+		forReady(si.Unchanged[k], func(e *Endpoint) { fixed[gr.groupOf(&t, e.Hints)]-- })
+		count(si.Unchanged[k])
+	}
+	// A kept endpoint hinted for another group than its own stays only
+	// while its own group is not short and (without hysteresis) the other
+	// group still needs that many endpoints from elsewhere: otherwise its
+	// slice is rewritten, so that cross-zone hints never exceed what the
+	// threshold requires.
+	located := make([]int, ng) // ready endpoints located in each group
+	for _, list := range [...][]*Slice{si.ToCreate, si.ToUpdate, si.Unchanged} {
+		for _, s := range list {
+			forReady(s, func(e *Endpoint) {
+				if g := groupOfZone(e.Zone); g >= 0 {
+					located[g]++
+				}
+			})
+		}
+	}
+	crossInto := make([]int, ng)
+	for k, s := range si.Unchanged {
+		if kept[k] {
+			forReady(s, func(e *Endpoint) {
+				if og, hg := groupOfZone(e.Zone), gr.groupOf(&t, e.Hints); og >= 0 && og != hg {
+					crossInto[hg]++
+				}
+			})
+		}
+	}
+	for k, s := range si.Unchanged {
+		if !kept[k] {
+			continue
+		}
+		stale := false
+		forReady(s, func(e *Endpoint) {
+			og, hg := groupOfZone(e.Zone), gr.groupOf(&t, e.Hints)
+			if og < 0 || og == hg {
+				return
+			}
+			if (!sticky && crossInto[hg] > max(0, need[hg]-located[hg])) || fixed[og]+own[og] < need[og] {
+				stale = true
+			}
+		})
+		if stale {
+			forReady(s, func(e *Endpoint) {
+				if og, hg := groupOfZone(e.Zone), gr.groupOf(&t, e.Hints); og >= 0 && og != hg {
+					crossInto[hg]--
+				}
+			})
+			pull(k)
+		}
+	}
 	// Pull kept slices into the plan until the flexible endpoints can cover
 	// every group's shortfall.
 	for !coverable(need, fixed, own, free) {
@@ -247,9 +298,7 @@ func assignGroups(c Capacity, si *SliceInfo, gr grouping, need []int, sticky boo
 		if k < 0 {
 			break // cannot happen: with nothing kept, coverable is sum <= n
 		}
-		kept[k] = false
-		forReady(si.Unchanged[k], func(e *Endpoint) { fixed[gr.groupOf(&t, e.Hints)]-- })
-		count(si.Unchanged[k])
+		pull(k)
 	}
 	// Move the non-kept unchanged slices to ToUpdate, in order.
 	j := 0
