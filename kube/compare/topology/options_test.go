@@ -54,7 +54,7 @@ func optionClusters(n int) []optionCluster {
 // optionStats summarises hints over clusters in the model of
 // topology.Evaluate.
 type optionStats struct {
-	kept, clusters            int
+	kept, clusters             int
 	cross, overload, overload2 float64 // sums, and the maximum overload
 }
 
