@@ -62,8 +62,8 @@
 // order. Here: groups are processed in port-set order; existing slices in
 // name order; new endpoints are placed in identity order (sorted
 // addresses, hostname, target namespace, target name); ties go to the
-// slice with the smaller name; the i-th create is recycled onto the i-th
-// eligible delete in name order. Plans list, per address type (IPv4,
+// slice with the smaller name; creates are recycled from the last one, as
+// upstream, onto eligible deletes in name order. Plans list, per address type (IPv4,
 // IPv6, FQDN): creates in the order made, updates by name followed by
 // recycled creates, deletes by name, then deletes of unsupported address
 // types. New slices list their ports sorted (name, port, protocol, app

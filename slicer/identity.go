@@ -8,8 +8,9 @@ import (
 )
 
 // identityHash hashes an endpoint's identity: its addresses as a multiset
-// (upstream sorts them), hostname, and target namespace and name. Equal
-// identities hash equally; sameIdentity decides.
+// (upstream sorts them) and its target name. Hostname and target
+// namespace are left out of the hash (they rarely tell endpoints apart);
+// sameIdentity compares them.
 func identityHash(seed maphash.Seed, e *Endpoint) uint64 {
 	var h uint64
 	if len(e.Addresses) == 1 {
@@ -21,10 +22,7 @@ func identityHash(seed maphash.Seed, e *Endpoint) uint64 {
 		}
 		h ^= uint64(len(e.Addresses)) << 56
 	}
-	h = mix(h ^ maphash.String(seed, e.Hostname))
-	h = mix(h ^ maphash.String(seed, e.TargetRef.Namespace))
-	h = mix(h ^ maphash.String(seed, e.TargetRef.Name))
-	return h
+	return mix(h ^ maphash.String(seed, e.TargetRef.Name))
 }
 
 // mix is a 64-bit finalizer (splitmix64's).

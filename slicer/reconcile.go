@@ -20,16 +20,16 @@ type Reconciler struct {
 	seed       maphash.Seed
 
 	// Scratch, reused between calls.
-	index  map[uint64]int32 // identity hash → first desired index
-	chain  []int32          // next desired index with the same hash
-	placed []bool           // desired endpoint already in a slice
-	des    []*Endpoint      // desired endpoints of the current group
-	keep   []int32          // desired indexes kept by the current slice
-	rest   []int32          // desired indexes still to place
-	ports  []Port           // port-set comparison scratch
-	order  []int32          // existing slices of one type, by name
-	state  []sliceState     // per existing slice
-	groups []group          // logical desired groups of one type
+	table  []int32      // open addressing: desired index + 1, 0 is empty
+	hashes []uint64     // identity hash per desired index
+	placed []bool       // desired endpoint already in a slice
+	des    []*Endpoint  // desired endpoints of the current group
+	keep   []int32      // desired indexes kept by the current slice
+	rest   []int32      // desired indexes still to place
+	ports  []Port       // port-set comparison scratch
+	order  []int32      // existing slices of one type, by name
+	state  []sliceState // per existing slice
+	groups []group      // logical desired groups of one type
 }
 
 // sliceState is what happens to an existing slice.
@@ -60,7 +60,6 @@ func NewReconciler(opts Options) (*Reconciler, error) {
 		controller: opts.ControllerName,
 		compact:    opts.Compact,
 		seed:       maphash.MakeSeed(),
-		index:      make(map[uint64]int32),
 	}
 	if r.max == 0 {
 		r.max = DefaultMaxEndpointsPerSlice
@@ -280,15 +279,17 @@ func (r *Reconciler) reconcileType(plan *Plan, svc *Service, nsr int, at Address
 	slices.SortFunc(tp.updates, byName)
 	slices.SortFunc(tp.deletes, byName)
 
-	// Recycling: a create takes the name of a delete of an owned slice.
+	// Recycling: the last create takes the name of the first delete of an
+	// owned slice, and so on, as upstream (this matters when the Service
+	// is being deleted: the creates left over are dropped).
 	for i := 0; i < len(tp.deletes) && len(tp.creates) > 0; {
 		d := &tp.deletes[i]
 		if !ownedBy(d, svc) {
 			i++
 			continue
 		}
-		c := tp.creates[0]
-		tp.creates = tp.creates[1:]
+		c := tp.creates[len(tp.creates)-1]
+		tp.creates = tp.creates[:len(tp.creates)-1]
 		c.Name = d.Name
 		tp.updates = append(tp.updates, c)
 		tp.deletes = slices.Delete(tp.deletes, i, i+1)
@@ -345,24 +346,28 @@ func (r *Reconciler) pack(tp *typePlan, svc *Service, nsr int, at AddressType, g
 		}
 	}
 	n := len(r.des)
-	clear(r.index)
-	r.chain = resize(r.chain, n)
 	r.placed = resize(r.placed, n)
 	clear(r.placed)
+	r.hashes = resize(r.hashes, n)
+	size := 8
+	for size < 2*n {
+		size <<= 1
+	}
+	r.table = resize(r.table, size)
+	clear(r.table)
+	mask := uint64(size - 1)
 	for i, e := range r.des {
 		h := identityHash(r.seed, e)
-		head, ok := r.index[h]
-		if !ok {
-			head = -1
-		}
-		for j := head; j >= 0; j = r.chain[j] {
-			if sameIdentity(r.des[j], e) {
+		r.hashes[i] = h
+		j := h & mask
+		for ; r.table[j] != 0; j = (j + 1) & mask {
+			k := r.table[j] - 1
+			if r.hashes[k] == h && sameIdentity(r.des[k], e) {
 				return fmt.Errorf("slicer: desired endpoint %s appears twice in the %s group with ports %v",
 					describe(e), at, g.ports)
 			}
 		}
-		r.chain[i] = head
-		r.index[h] = int32(i)
+		r.table[j] = int32(i + 1)
 	}
 	remaining := n
 
@@ -451,11 +456,18 @@ func (r *Reconciler) pack(tp *typePlan, svc *Service, nsr int, at AddressType, g
 		var w work
 		best := -1
 		if left < r.max {
-			gap := r.max
+			// Among equally good slices prefer one that hint removal
+			// would rewrite anyway (upstream picks at random, so its
+			// count of updates varies there), then the smaller name.
+			gap, bestHinted := r.max, false
 			for i, si := range unchanged {
 				d := r.max - (len(existing[si].Endpoints) + left)
-				if d >= 0 && d < gap {
-					gap, best = d, i
+				if d < 0 || d > gap {
+					continue
+				}
+				hinted := !svc.TopologyHints && hasHints(existing[si].Endpoints)
+				if d < gap || hinted && !bestHinted {
+					gap, best, bestHinted = d, i, hinted
 				}
 			}
 		}
@@ -485,16 +497,15 @@ func (r *Reconciler) pack(tp *typePlan, svc *Service, nsr int, at AddressType, g
 // lookup returns the index of the desired endpoint with e's identity, or
 // -1 if there is none or it is already placed.
 func (r *Reconciler) lookup(e *Endpoint) int32 {
-	head, ok := r.index[identityHash(r.seed, e)]
-	if !ok {
-		return -1
-	}
-	for j := head; j >= 0; j = r.chain[j] {
-		if sameIdentity(r.des[j], e) {
-			if r.placed[j] {
+	h := identityHash(r.seed, e)
+	mask := uint64(len(r.table) - 1)
+	for j := h & mask; r.table[j] != 0; j = (j + 1) & mask {
+		k := r.table[j] - 1
+		if r.hashes[k] == h && sameIdentity(r.des[k], e) {
+			if r.placed[k] {
 				return -1
 			}
-			return j
+			return k
 		}
 	}
 	return -1
@@ -527,19 +538,25 @@ func ownedBy(s *Slice, svc *Service) bool {
 }
 
 // placeholderEqual compares an existing slice with a placeholder as
-// upstream does: namespace (empty is the Service's), labels exactly, the
+// upstream does: namespace (empty is the Service's), labels both ways, the
 // address type, and no ports and no endpoints.
 func placeholderEqual(s, ph *Slice, svc *Service) bool {
 	ns := s.Namespace
 	if ns == "" {
 		ns = svc.Namespace
 	}
-	if ns != ph.Namespace || s.AddressType != ph.AddressType || len(s.Ports) != 0 || len(s.Endpoints) != 0 ||
-		len(s.Labels) != len(ph.Labels) {
+	if ns != ph.Namespace || s.AddressType != ph.AddressType || len(s.Ports) != 0 || len(s.Endpoints) != 0 {
 		return false
 	}
+	// A missing label reads as "", as in upstream's comparison: a slice
+	// without the headless label ("") still matches.
 	for k, v := range ph.Labels {
-		if w, ok := s.Labels[k]; !ok || w != v {
+		if s.Labels[k] != v {
+			return false
+		}
+	}
+	for k, v := range s.Labels {
+		if ph.Labels[k] != v {
 			return false
 		}
 	}

@@ -31,4 +31,5 @@ var sections = []struct {
 }{
 	{"shufflesharding: how rarely a noisy flow can squish a quiet one", shuffleShardingSection},
 	{"fairqueue: what quiet users get next to a noisy one", fairQueueSection},
+	{"slicer: what EndpointSlices save when a big Service rolls", slicerSection},
 }

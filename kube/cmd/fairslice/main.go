@@ -11,6 +11,8 @@
 //	deal      print the hand (queue indexes) dealt for a hash or a flow
 //	odds      print the probability that a mouse flow is squished by elephants
 //	simulate  run a fair-queuing simulation
+//	reconcile plan EndpointSlice writes for a Service (or run upstream's reconciler)
+//	propagation bytes written and sent in a rolling update: Endpoints vs EndpointSlices
 //	hints     print the topology hints a Service's EndpointSlices get
 //	route     print the endpoints a node's kube-proxy uses for a Service
 //	help      print help for a command
@@ -49,6 +51,8 @@ var commands = []command{
 	{"deal", "print the hand (queue indexes) dealt for a hash or a flow", runDeal},
 	{"odds", "print the probability that a mouse flow is squished by elephants", runOdds},
 	{"simulate", "run a fair-queuing simulation", runSimulate},
+	{"reconcile", "plan EndpointSlice writes for a Service (or run upstream's reconciler)", runReconcile},
+	{"propagation", "bytes written and sent in a rolling update: Endpoints vs EndpointSlices", runPropagation},
 	{"hints", "print the topology hints a Service's EndpointSlices get", runHints},
 	{"route", "print the endpoints a node's kube-proxy uses for a Service", runRoute},
 }

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestReconcile(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-endpoints-per-slice", "2", "testdata/reconcile-basic.yaml"},
+			`{"creates":2,"updates":1,"deletes":0,"lengths":[2,2,1]}` + "\n"},
+		{[]string{"testdata/reconcile-basic.yaml", "--upstream", "--max-endpoints-per-slice=2"},
+			`{"creates":2,"updates":1,"deletes":0,"lengths":[2,2,1]}` + "\n"},
+		{[]string{"testdata/reconcile-basic.yaml"},
+			`{"creates":0,"updates":1,"deletes":0,"lengths":[5]}` + "\n"},
+		{[]string{"--upstream", "testdata/reconcile-basic.yaml"},
+			`{"creates":0,"updates":1,"deletes":0,"lengths":[5]}` + "\n"},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := invoke(append([]string{"reconcile"}, tt.args...)...)
+		if code != exitOK || stdout != tt.want {
+			t.Errorf("reconcile %q = %d, %q, want 0, %q; stderr:\n%s", tt.args, code, stdout, tt.want, stderr)
+		}
+	}
+}
+
+func TestReconcileErrors(t *testing.T) {
+	tests := []struct {
+		args       []string
+		stdin      string
+		wantCode   int
+		wantStderr string
+	}{
+		{[]string{}, "", exitUsage, "want exactly one scenario file"},
+		{[]string{"--max-endpoints-per-slice", "0", "x.yaml"}, "", exitUsage, "out of range 1..1000"},
+		{[]string{"--max-endpoints-per-slice", "1001", "x.yaml"}, "", exitUsage, "out of range 1..1000"},
+		{[]string{"--bogus", "x.yaml"}, "", exitUsage, "flag provided but not defined"},
+		{[]string{"testdata/does-not-exist.yaml"}, "", exitFailure, "no such file"},
+		{[]string{"-"}, "kind: Pod\nmetadata: {name: p}\n", exitFailure, "no Service document"},
+		{[]string{"-"}, "kind: Secret\n", exitFailure, `document 1: kind: "Secret" is not Service`},
+		{[]string{"-"}, "kind: Service\nmetadata: {name: s}\nspec: {bogus: 1}\n", exitFailure, "bogus"},
+		{[]string{"-"}, "kind: Service\nmetadata: {name: s}\n---\nkind: Service\nmetadata: {name: t}\n", exitFailure, "a second Service"},
+		{[]string{"--help"}, "", exitOK, "Usage:"},
+	}
+	for _, tt := range tests {
+		stdin = strings.NewReader(tt.stdin)
+		code, stdout, stderr := invoke(append([]string{"reconcile"}, tt.args...)...)
+		if code != tt.wantCode || !strings.Contains(stderr, tt.wantStderr) || (code != exitOK && stdout != "") {
+			t.Errorf("reconcile %q = %d, stdout %q, stderr %q; want %d and stderr containing %q",
+				tt.args, code, stdout, stderr, tt.wantCode, tt.wantStderr)
+		}
+	}
+}
+
+func TestReconcileReportsSkippedPods(t *testing.T) {
+	in := "kind: Service\nmetadata: {name: s, namespace: n, uid: u}\nspec: {ipFamilies: [IPv4], clusterIP: 10.0.0.1, ports: [{port: 80}]}\n" +
+		"---\nkind: Pod\nmetadata: {name: p, namespace: n}\nspec: {nodeName: gone}\nstatus: {phase: Running, podIP: 10.1.1.1}\n"
+	for _, args := range [][]string{{"-"}, {"--upstream", "-"}} {
+		stdin = strings.NewReader(in)
+		code, stdout, stderr := invoke(append([]string{"reconcile"}, args...)...)
+		want := `{"creates":1,"updates":0,"deletes":0,"lengths":[0]}` + "\n"
+		if code != exitOK || stdout != want || !strings.Contains(stderr, "gone") {
+			t.Errorf("reconcile %q = %d, %q, stderr %q; want 0, %q and the missing node reported", args, code, stdout, stderr, want)
+		}
+	}
+}
+
+func TestPropagation(t *testing.T) {
+	code, stdout, stderr := invoke("propagation", "--pods", "20000", "--nodes=5000")
+	for _, want := range []string{"Rolling update of 20000 pods watched by 5000 nodes", "220 TB", "1.28 TB", "at 14377 pods"} {
+		if code != exitOK || !strings.Contains(stdout, want) {
+			t.Errorf("propagation = %d, stdout:\n%s\nstderr: %s\nwant it to contain %q", code, stdout, stderr, want)
+		}
+	}
+	for _, args := range [][]string{{"--pods", "0"}, {"--nodes", "x"}, {"extra"}} {
+		if code, _, _ := invoke(append([]string{"propagation"}, args...)...); code != exitUsage {
+			t.Errorf("propagation %q = %d, want %d", args, code, exitUsage)
+		}
+	}
+}

@@ -1,0 +1,16 @@
+// Package slicercompare compares fairslice's slicer (through the
+// kube/endpointslice adapter) with upstream's EndpointSlice reconciler,
+// k8s.io/endpointslice v0.37.2 driven with a fake clientset.
+//
+// TestDifferential runs random scenarios (existing slices of random fill,
+// pod churn, port changes, dual-stack, foreign owners, placeholders,
+// deprecated address types, max endpoints per slice 1..1000) through both
+// and requires identical create, update and delete counts and identical
+// sorted final slice lengths. The seed is logged; replay with -diff.seed
+// or SLICER_DIFF_SEED, run more with -diff.scenarios. A mismatch is
+// written as a scenario file (-diff.save DIR) that "fairslice reconcile"
+// and "fairslice reconcile --upstream" replay.
+//
+// The benchmarks put the two side by side (impl=upstream, impl=fairslice);
+// compare with benchstat -col /impl.
+package slicercompare

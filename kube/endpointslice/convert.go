@@ -1,0 +1,498 @@
+package endpointslice
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discovery "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/fairslice/fairslice/slicer"
+)
+
+// NodeGetter looks nodes up by name; a client-go NodeLister is one. A
+// missing node is reported with an error for which
+// k8s.io/apimachinery/pkg/api/errors.IsNotFound is true.
+type NodeGetter interface {
+	Get(name string) (*corev1.Node, error)
+}
+
+// ServiceFacts returns the slicer facts about svc, with the given trigger
+// time (the TriggerTimeTracker's, or zero).
+func ServiceFacts(svc *corev1.Service, triggerTime time.Time) slicer.Service {
+	families := make([]string, len(svc.Spec.IPFamilies))
+	for i, f := range svc.Spec.IPFamilies {
+		families[i] = string(f)
+	}
+	return slicer.Service{
+		Namespace:                svc.Namespace,
+		Name:                     svc.Name,
+		UID:                      string(svc.UID),
+		Labels:                   svc.Labels,
+		AddressTypes:             slicer.AddressTypesFor(families, svc.Spec.ClusterIP),
+		Headless:                 svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone,
+		PublishNotReadyAddresses: svc.Spec.PublishNotReadyAddresses,
+		Deleting:                 svc.DeletionTimestamp != nil,
+		TriggerTime:              triggerTime,
+	}
+}
+
+// Converter turns k8s.io/api objects into slicer inputs. Not safe for
+// concurrent use; the zero value is ready to use.
+//
+// It remembers what it converted, by object pointer: a pod seen in the
+// previous Desired call, with the same Service spec and the same node
+// objects, is not converted again, and neither is an EndpointSlice seen in
+// the previous Existing call. This relies on the informer contract that a
+// cached object is never modified in place (a change replaces the
+// pointer): do not pass objects you modify afterwards, or use a new
+// Converter. The node of every remembered pod is looked up again each
+// call, and any node or Service change forgets everything. A steady-state
+// sync thus allocates nothing per endpoint.
+//
+// What Desired returns is valid until the next Desired call, and what
+// Existing returns until the next Existing call.
+type Converter struct {
+	groups []slicer.Group
+	ports  []slicer.Port // the current pod's ports
+	eps    [][]slicer.Endpoint
+	buf    []byte
+
+	gen      uint32
+	pods     map[*corev1.Pod]*podMemo
+	nodes    map[string]*corev1.Node // node objects the remembered pods saw
+	svc      corev1.ServiceSpec      // spec the remembered pods were converted for
+	svcMeta  [2]string               // its namespace and name
+	portSets [][]slicer.Port         // interned port sets
+
+	slices []slicer.Slice
+	exist  map[*discovery.EndpointSlice]*sliceMemo
+}
+
+// podMemo is a pod as converted for the remembered Service.
+type podMemo struct {
+	gen   uint32
+	skip  bool // not an endpoint (terminal or no IP)
+	ports []slicer.Port
+	eps   []slicer.Endpoint // one per address type of the Service, Addresses nil if none
+	errs  []error
+}
+
+type sliceMemo struct {
+	gen   uint32
+	slice slicer.Slice
+}
+
+// Desired returns the desired endpoint groups for svc from the pods its
+// selector matches, as upstream's reconciler builds them:
+//
+//   - pods in phase Succeeded or Failed, and pods without an IP, are left
+//     out; terminating pods are included;
+//   - each pod maps to one port set: one port per Service port whose
+//     target port resolves for it (a number as is; a name through the
+//     container ports, and sidecar init containers' ports, of that name
+//     and protocol);
+//   - its endpoint per address type holds its status.podIPs of that
+//     family in canonical form; a pod without one is not an endpoint of
+//     that type, but its port set is still desired;
+//   - hostname is spec.hostname when spec.subdomain is the Service's name
+//     in the same namespace; zone is the node's topology.kubernetes.io/zone
+//     label; conditions follow slicer.PodConditions.
+//
+// A pod whose node is missing is left out, unless the Service publishes
+// not-ready addresses (then it has no zone), and an IP that does not
+// parse is left out (upstream would publish it as "<nil>"). Both are
+// reported in the returned error, which joins every such problem while
+// the groups still hold everything else, so a controller can write the
+// plan and retry later as upstream does. Any other node lookup error
+// aborts with no groups.
+func (c *Converter) Desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeGetter) ([]slicer.Group, error) {
+	if err := c.revalidate(svc, nodes); err != nil {
+		return nil, err
+	}
+	c.gen++
+	types := slicer.AddressTypesFor(familyStrings(svc.Spec.IPFamilies), svc.Spec.ClusterIP)
+	for i := range c.eps {
+		c.eps[i] = c.eps[i][:0]
+	}
+	c.groups = c.groups[:0]
+	var errs []error
+	for _, pod := range pods {
+		m := c.pods[pod]
+		if m == nil {
+			var err error
+			if m, err = c.convert(svc, pod, types, nodes); err != nil {
+				return nil, err
+			}
+			c.pods[pod] = m
+		}
+		m.gen = c.gen
+		errs = append(errs, m.errs...)
+		if m.skip {
+			continue
+		}
+		c.ports = append(c.ports[:0], m.ports...)
+		first := c.groupFor(types[0])
+		for _, t := range types[1:] {
+			c.groupFor(t)
+		}
+		for ti := range m.eps {
+			if m.eps[ti].Addresses != nil {
+				g := &c.groups[first+ti]
+				g.Endpoints = append(g.Endpoints, m.eps[ti])
+			}
+		}
+	}
+	for i := range c.groups {
+		if i < len(c.eps) {
+			c.eps[i] = c.groups[i].Endpoints
+		} else {
+			c.eps = append(c.eps, c.groups[i].Endpoints)
+		}
+	}
+	if len(c.pods) > 2*len(pods)+64 {
+		for p, m := range c.pods {
+			if m.gen != c.gen {
+				delete(c.pods, p)
+			}
+		}
+	}
+	return c.groups, errors.Join(errs...)
+}
+
+// revalidate forgets the remembered pods when the Service's spec or any
+// remembered node changed.
+func (c *Converter) revalidate(svc *corev1.Service, nodes NodeGetter) error {
+	if c.pods == nil || c.svcMeta != [2]string{svc.Namespace, svc.Name} || !equality.Semantic.DeepEqual(&c.svc, &svc.Spec) {
+		c.forget(svc)
+		return nil
+	}
+	for name, old := range c.nodes {
+		cur, err := nodes.Get(name)
+		if err != nil {
+			if !apierrors.IsNotFound(err) {
+				return fmt.Errorf("endpointslice: looking up node %q: %w", name, err)
+			}
+			cur = nil
+		}
+		if cur != old {
+			c.forget(svc)
+			return nil
+		}
+	}
+	return nil
+}
+
+func (c *Converter) forget(svc *corev1.Service) {
+	c.pods = make(map[*corev1.Pod]*podMemo)
+	c.nodes = make(map[string]*corev1.Node)
+	c.svc = *svc.Spec.DeepCopy()
+	c.svcMeta = [2]string{svc.Namespace, svc.Name}
+	c.portSets = nil
+}
+
+// convert turns one pod into its endpoints, one per address type.
+func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer.AddressType, nodes NodeGetter) (*podMemo, error) {
+	m := &podMemo{}
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed ||
+		pod.Status.PodIP == "" && len(pod.Status.PodIPs) == 0 {
+		m.skip = true
+		return m, nil
+	}
+	pnr := svc.Spec.PublishNotReadyAddresses
+	c.ports = c.ports[:0]
+	if !(len(svc.Spec.Ports) == 0 && svc.Spec.ClusterIP == corev1.ClusterIPNone) {
+		for i := range svc.Spec.Ports {
+			sp := &svc.Spec.Ports[i]
+			if port, ok := findPort(pod, sp); ok {
+				c.ports = append(c.ports, slicer.Port{
+					Name: sp.Name, Port: port, Protocol: string(sp.Protocol), AppProtocol: deref(sp.AppProtocol),
+				})
+			}
+		}
+	}
+	m.ports = c.intern(c.ports)
+	m.eps = make([]slicer.Endpoint, len(types))
+
+	node, err := nodes.Get(pod.Spec.NodeName)
+	if err != nil {
+		if !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("endpointslice: looking up node %q of pod %s/%s: %w", pod.Spec.NodeName, pod.Namespace, pod.Name, err)
+		}
+		node = nil
+	}
+	c.nodes[pod.Spec.NodeName] = node
+	if node == nil && !pnr {
+		m.errs = append(m.errs, fmt.Errorf("endpointslice: pod %s/%s skipped: node %q not found", pod.Namespace, pod.Name, pod.Spec.NodeName))
+		return m, nil
+	}
+	zone := ""
+	if node != nil {
+		zone = node.Labels[corev1.LabelTopologyZone]
+	}
+	hostname := ""
+	if pod.Spec.Hostname != "" && pod.Spec.Subdomain == svc.Name && pod.Namespace == svc.Namespace {
+		hostname = pod.Spec.Hostname
+	}
+	conds := slicer.PodConditions(podReady(pod), pod.DeletionTimestamp != nil, pnr)
+	for ti, t := range types {
+		var addrs []string
+		for _, ip := range pod.Status.PodIPs {
+			a, v6, err := c.canonicalIP(ip.IP)
+			if err != nil {
+				if ti == 0 {
+					m.errs = append(m.errs, fmt.Errorf("endpointslice: pod %s/%s: status.podIPs: %w", pod.Namespace, pod.Name, err))
+				}
+				continue
+			}
+			if v6 == (t == slicer.IPv6) {
+				addrs = append(addrs, a)
+			}
+		}
+		if addrs == nil {
+			continue
+		}
+		m.eps[ti] = slicer.Endpoint{
+			Addresses:  addrs,
+			Hostname:   hostname,
+			NodeName:   pod.Spec.NodeName,
+			Zone:       zone,
+			Conditions: conds,
+			TargetRef:  slicer.ObjectRef{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID)},
+		}
+	}
+	return m, nil
+}
+
+// intern returns a shared copy of ports.
+func (c *Converter) intern(ports []slicer.Port) []slicer.Port {
+	for _, p := range c.portSets {
+		if slices.Equal(p, ports) {
+			return p
+		}
+	}
+	p := slices.Clone(ports)
+	if p == nil {
+		p = []slicer.Port{}
+	}
+	c.portSets = append(c.portSets, p)
+	return p
+}
+
+// groupFor returns the index of the group of type t with the current
+// pod's ports, adding it if needed. The groups of one port set are
+// consecutive, in the order of the Service's address types.
+func (c *Converter) groupFor(t slicer.AddressType) int {
+	for i := range c.groups {
+		if c.groups[i].AddressType == t && slices.Equal(c.groups[i].Ports, c.ports) {
+			return i
+		}
+	}
+	i := len(c.groups)
+	var eps []slicer.Endpoint
+	if i < len(c.eps) {
+		eps = c.eps[i][:0]
+	}
+	c.groups = append(c.groups, slicer.Group{AddressType: t, Ports: c.intern(c.ports), Endpoints: eps})
+	return i
+}
+
+// findPort resolves a Service port's target port for pod.
+func findPort(pod *corev1.Pod, sp *corev1.ServicePort) (int32, bool) {
+	switch sp.TargetPort.Type {
+	case intstr.Int:
+		return int32(sp.TargetPort.IntValue()), true
+	case intstr.String:
+		name := sp.TargetPort.StrVal
+		for i := range pod.Spec.Containers {
+			for _, p := range pod.Spec.Containers[i].Ports {
+				if p.Name == name && p.Protocol == sp.Protocol {
+					return p.ContainerPort, true
+				}
+			}
+		}
+		for i := range pod.Spec.InitContainers {
+			ic := &pod.Spec.InitContainers[i]
+			if ic.RestartPolicy == nil || *ic.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+				continue
+			}
+			for _, p := range ic.Ports {
+				if p.Name == name && p.Protocol == sp.Protocol {
+					return p.ContainerPort, true
+				}
+			}
+		}
+	}
+	return 0, false
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == corev1.PodReady {
+			return pod.Status.Conditions[i].Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// canonicalIP parses ip leniently (IPv4 octets may have leading zeros, as
+// upstream's ParseIPSloppy allows) and returns its canonical form, reusing
+// ip when it is canonical already, and whether it is IPv6 (an IPv4-mapped
+// IPv6 address counts as IPv4).
+func (c *Converter) canonicalIP(ip string) (string, bool, error) {
+	a, err := netip.ParseAddr(ip)
+	if err != nil || a.Zone() != "" {
+		var ok bool
+		if a, ok = sloppyIPv4(ip); !ok {
+			return "", false, fmt.Errorf("%q is not an IP address", ip)
+		}
+	}
+	if a.Is4() && err == nil {
+		return ip, false, nil // netip accepts only the canonical dotted quad
+	}
+	a = a.Unmap()
+	c.buf = a.AppendTo(c.buf[:0])
+	if string(c.buf) == ip {
+		return ip, a.Is6(), nil
+	}
+	return string(c.buf), a.Is6(), nil
+}
+
+// sloppyIPv4 parses a dotted quad whose parts may have leading zeros
+// (read as decimal).
+func sloppyIPv4(s string) (netip.Addr, bool) {
+	var b [4]byte
+	parts := strings.Split(s, ".")
+	if len(parts) != 4 {
+		return netip.Addr{}, false
+	}
+	for i, p := range parts {
+		if p == "" || len(p) > 3 || strings.TrimLeft(p, "0123456789") != "" {
+			return netip.Addr{}, false
+		}
+		n, err := strconv.Atoi(p)
+		if err != nil || n > 255 {
+			return netip.Addr{}, false
+		}
+		b[i] = byte(n)
+	}
+	return netip.AddrFrom4(b), true
+}
+
+func familyStrings(fs []corev1.IPFamily) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = string(f)
+	}
+	return out
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// Existing converts the slices the controller lists (labelled with the
+// Service's name and the controller's name) into slicer slices. Nil
+// pointers become zero values: a nil port name, protocol or app protocol
+// is "", a nil port 0, nil conditions Unset, a nil target reference the
+// zero ObjectRef. Labels and annotations are shared with the objects, not
+// copied.
+func (c *Converter) Existing(in []*discovery.EndpointSlice) []slicer.Slice {
+	if c.exist == nil {
+		c.exist = make(map[*discovery.EndpointSlice]*sliceMemo)
+	}
+	c.gen++
+	c.slices = c.slices[:0]
+	for _, s := range in {
+		m := c.exist[s]
+		if m == nil {
+			m = &sliceMemo{slice: convertSlice(s)}
+			c.exist[s] = m
+		}
+		m.gen = c.gen
+		c.slices = append(c.slices, m.slice)
+	}
+	if len(c.exist) > 2*len(in)+16 {
+		for s, m := range c.exist {
+			if m.gen != c.gen {
+				delete(c.exist, s)
+			}
+		}
+	}
+	return c.slices
+}
+
+// convertSlice converts one EndpointSlice.
+func convertSlice(s *discovery.EndpointSlice) slicer.Slice {
+	out := slicer.Slice{
+		Name:         s.Name,
+		GenerateName: s.GenerateName,
+		Namespace:    s.Namespace,
+		AddressType:  slicer.AddressType(s.AddressType),
+		Ports:        make([]slicer.Port, len(s.Ports)),
+		Endpoints:    make([]slicer.Endpoint, len(s.Endpoints)),
+		Labels:       s.Labels,
+		Annotations:  s.Annotations,
+	}
+	for i := range s.Endpoints {
+		out.Endpoints[i] = endpoint(&s.Endpoints[i])
+	}
+	for i := range s.Ports {
+		p := &s.Ports[i]
+		out.Ports[i] = slicer.Port{Name: deref(p.Name), Port: deref(p.Port), Protocol: string(deref(p.Protocol)), AppProtocol: deref(p.AppProtocol)}
+	}
+	for _, o := range s.OwnerReferences {
+		out.Owners = append(out.Owners, slicer.OwnerRef{
+			APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: string(o.UID),
+			Controller: deref(o.Controller), BlockOwnerDeletion: deref(o.BlockOwnerDeletion),
+		})
+	}
+	return out
+}
+
+func endpoint(e *discovery.Endpoint) slicer.Endpoint {
+	out := slicer.Endpoint{
+		Addresses: slices.Clone(e.Addresses),
+		Hostname:  deref(e.Hostname),
+		NodeName:  deref(e.NodeName),
+		Zone:      deref(e.Zone),
+		Conditions: slicer.Conditions{
+			Ready: tristate(e.Conditions.Ready), Serving: tristate(e.Conditions.Serving), Terminating: tristate(e.Conditions.Terminating),
+		},
+	}
+	if r := e.TargetRef; r != nil {
+		out.TargetRef = slicer.ObjectRef{
+			Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, UID: string(r.UID),
+			APIVersion: r.APIVersion, ResourceVersion: r.ResourceVersion, FieldPath: r.FieldPath,
+		}
+	}
+	if h := e.Hints; h != nil {
+		out.Hints = &slicer.Hints{}
+		for _, z := range h.ForZones {
+			out.Hints.ForZones = append(out.Hints.ForZones, z.Name)
+		}
+		for _, n := range h.ForNodes {
+			out.Hints.ForNodes = append(out.Hints.ForNodes, n.Name)
+		}
+	}
+	return out
+}
+
+func tristate(b *bool) slicer.Tristate {
+	if b == nil {
+		return slicer.Unset
+	}
+	return slicer.Of(*b)
+}
