@@ -5,8 +5,7 @@
 // Pods) as the fairslice hints and route commands read them
 // (ParseScenario).
 //
-// Pods become endpoints through PodsToGroups, which follows upstream's
-// EndpointSlice controller for what matters to topology (which pods count,
-// their ready condition and their zone from their node); it resolves ports
-// simply (see its doc) because hints do not depend on ports.
+// Pods become endpoints through the slicer's adapter, package
+// kube/endpointslice (Converter.Desired), as upstream's controller builds
+// them.
 package topology

@@ -1,9 +1,13 @@
 package topology
 
 import (
+	"time"
+
+	"github.com/fairslice/fairslice/kube/endpointslice"
 	"github.com/fairslice/fairslice/slicer"
 	"github.com/fairslice/fairslice/topology"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // Outcome is what fairslice hints prints for a Service.
@@ -61,26 +65,44 @@ type Run struct {
 	Slices []*topology.Slice
 	// Events are the topology events of the sync.
 	Events []topology.Event
-	// Skipped are the pods left out of the endpoints.
-	Skipped []Skipped
+	// Problems reports pods left out of the endpoints (a missing node, an
+	// unparsable IP), as kube/endpointslice.Converter.Desired reports them;
+	// nil if none.
+	Problems error
 	// Capacity is the zone capacity from the scenario's nodes.
 	Capacity topology.Capacity
 }
 
+// nodeGetter looks the scenario's nodes up by name.
+type nodeGetter map[string]*corev1.Node
+
+func (g nodeGetter) Get(name string) (*corev1.Node, error) {
+	if n, ok := g[name]; ok {
+		return n, nil
+	}
+	return nil, apierrors.NewNotFound(corev1.Resource("node"), name)
+}
+
 // RunScenario reconciles sc's Service from no existing slices, as
 // kube-controller-manager v1.37 would with the PreferSame traffic
-// distributions enabled: pods to endpoints, the slicer's plan, then
-// topology.HintPlan with opts.
+// distributions enabled: pods to endpoints (kube/endpointslice), the
+// slicer's plan, then topology.HintPlan with opts.
 func RunScenario(sc *Scenario, opts topology.Options) (*Run, error) {
 	nodes, err := NodesFromAPI(sc.Nodes)
 	if err != nil {
 		return nil, err
 	}
-	groups, skipped, err := PodsToGroups(sc.Service, sc.Pods, sc.Nodes)
-	if err != nil {
-		return nil, err
+	getter := nodeGetter{}
+	for _, n := range sc.Nodes {
+		getter[n.Name] = n
 	}
-	svc := ServiceFromAPI(sc.Service)
+	var conv endpointslice.Converter
+	groups, problems := conv.Desired(sc.Service, sc.Pods, getter)
+	if groups == nil && problems != nil {
+		return nil, problems
+	}
+	svc := endpointslice.ServiceFacts(sc.Service, time.Time{})
+	svc.TopologyHints = true
 	if svc.UID == "" {
 		svc.UID = "scenario-uid"
 	}
@@ -88,7 +110,7 @@ func RunScenario(sc *Scenario, opts topology.Options) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{Capacity: topology.NewCapacity(nodes), Skipped: skipped}
+	run := &Run{Capacity: topology.NewCapacity(nodes), Problems: problems}
 	results, _ := topology.HintPlan(run.Capacity, &plan, PolicyForService(sc.Service, true), opts)
 	for _, r := range results {
 		run.Events = append(run.Events, r.Events...)

@@ -112,8 +112,8 @@ func reconcileScenario(cmd string, sc *ktopo.Scenario, upstream bool, opts topol
 		fmt.Fprintf(stderr, "fairslice %s: %v\n", cmd, err)
 		return ktopo.Outcome{}, nil, exitFailure
 	}
-	for _, s := range run.Skipped {
-		fmt.Fprintf(stderr, "fairslice %s: pod %q left out: %s\n", cmd, s.Pod, s.Reason)
+	if run.Problems != nil {
+		fmt.Fprintf(stderr, "fairslice %s: pods left out of the endpoints:\n%v\n", cmd, run.Problems)
 	}
 	return run.Outcome, run.Slices, exitOK
 }
