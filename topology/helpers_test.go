@@ -2,7 +2,6 @@ package topology
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -81,13 +80,4 @@ func capacityOf(pairs ...string) Capacity {
 		panic(err)
 	}
 	return c
-}
-
-func sortedKeys(m map[string]int) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

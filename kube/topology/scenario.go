@@ -183,7 +183,7 @@ func checkPodIPs(pods []*corev1.Pod) error {
 	for _, p := range pods {
 		for i, ip := range p.Status.PodIPs {
 			if other, ok := seen[ip.IP]; ok && other != p.Name {
-				errs = append(errs, fmt.Errorf("Pod %q: status.podIPs[%d]: %s is also the IP of Pod %q", p.Name, i, ip.IP, other))
+				errs = append(errs, fmt.Errorf("pod %q: status.podIPs[%d]: %s is also the IP of pod %q", p.Name, i, ip.IP, other))
 				continue
 			}
 			seen[ip.IP] = p.Name

@@ -77,7 +77,7 @@ func TestHintsErrors(t *testing.T) {
 		{[]string{"hints", write("dup.yaml", svc+"---\nkind: Pod\nmetadata: {name: p}\n---\nkind: Pod\nmetadata: {name: p}\n")}, exitFailure,
 			[]string{`document 3 (Pod "p")`, "duplicate Pod"}},
 		{[]string{"hints", write("ip.yaml", svc+"---\nkind: Pod\nmetadata: {name: p}\nstatus: {podIPs: [{ip: 10.0.0.1}]}\n---\nkind: Pod\nmetadata: {name: q}\nstatus: {podIPs: [{ip: 10.0.0.1}]}\n")}, exitFailure,
-			[]string{`Pod "q": status.podIPs[0]: 10.0.0.1 is also the IP of Pod "p"`}},
+			[]string{`pod "q": status.podIPs[0]: 10.0.0.1 is also the IP of pod "p"`}},
 		{[]string{"hints", write("kind.yaml", svc+"---\nkind: Deployment\nmetadata: {name: d}\n")}, exitFailure, []string{`kind: "Deployment" is not Service, Node or Pod`}},
 		{[]string{"hints", write("none.yaml", "kind: Node\nmetadata: {name: node1}\n")}, exitFailure, []string{"no Service"}},
 		{[]string{"hints", write("field.yaml", "kind: Service\nmetadata: {name: web}\nspec: {trafficDistrbution: PreferClose}\n")}, exitFailure, []string{"unknown field", "trafficDistrbution"}},

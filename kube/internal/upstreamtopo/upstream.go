@@ -80,16 +80,10 @@ func Reconcile(sc *ktopo.Scenario) (*Run, error) {
 		if a.GetResource().Resource != "endpointslices" {
 			continue
 		}
-		var obj runtime.Object
-		switch a := a.(type) {
-		case k8stesting.CreateAction:
-			obj = a.GetObject()
-		case k8stesting.UpdateAction:
-			obj = a.GetObject()
-		default:
+		if v := a.GetVerb(); v != "create" && v != "update" {
 			continue
 		}
-		s := obj.(*discovery.EndpointSlice)
+		s := a.(interface{ GetObject() runtime.Object }).GetObject().(*discovery.EndpointSlice)
 		run.API = append(run.API, s)
 		run.Slices = append(run.Slices, ktopo.SliceFromAPI(s))
 	}
