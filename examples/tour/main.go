@@ -32,4 +32,5 @@ var sections = []struct {
 	{"shufflesharding: how rarely a noisy flow can squish a quiet one", shuffleShardingSection},
 	{"fairqueue: what quiet users get next to a noisy one", fairQueueSection},
 	{"slicer: what EndpointSlices save when a big Service rolls", slicerSection},
+	{"topology: 11 endpoints over 3 zones, upstream's hints and ours", topologySection},
 }
