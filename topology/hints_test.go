@@ -261,3 +261,28 @@ func TestRemoveHints(t *testing.T) {
 		t.Errorf("RemoveHints modified an unchanged slice: %v", got)
 	}
 }
+
+// TestRedistribute reproduces Test_redistributeHints: endpoints of giving
+// zones, first first, are re-hinted for the receiving zones.
+func TestRedistribute(t *testing.T) {
+	c := capacityOf("zone-a=1", "zone-b=1", "zone-c=1")
+	tests := []struct {
+		name              string
+		slices            []*Slice
+		give, recv, order []int
+		want              []int // allocated change per zone
+	}{
+		{"empty", nil, []int{0, 0, 0}, []int{0, 0, 0}, nil, []int{0, 0, 0}},
+		{"single endpoint", []*Slice{slice("s", "zone-a+>zone-a")}, []int{1, 0, 0}, []int{0, 1, 0}, []int{1}, []int{-1, 1, 0}},
+		{"endpoints from 1 zone redistributed to 2 other zones", []*Slice{slice("s", "zone-a+>zone-a", "zone-a+>zone-a", "zone-a+>zone-a")},
+			[]int{2, 0, 0}, []int{0, 1, 1}, []int{1, 2}, []int{-2, 1, 1}},
+	}
+	for _, tc := range tests {
+		tbl := newZoneTable(c)
+		allocated := make([]int, 3)
+		redistribute(&SliceInfo{ToCreate: tc.slices}, &tbl, tc.give, tc.recv, tc.order, allocated)
+		if !cmp.Equal(allocated, tc.want) {
+			t.Errorf("%s: changes %v, want %v", tc.name, allocated, tc.want)
+		}
+	}
+}
