@@ -25,7 +25,8 @@ type Options struct {
 	// turned off only when no placement keeps every zone within
 	// OverloadThreshold+Hysteresis, and existing hints within that bound
 	// are kept as they are. 0 disables it; the KEP-2433 design used 0.1
-	// (enable at 20% overload, disable at 30%).
+	// (enable at 20% overload, disable at 30%). Values outside (0, 10],
+	// and NaN, count as 0.
 	Hysteresis float64
 }
 

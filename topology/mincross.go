@@ -96,7 +96,7 @@ func addHintsMinCross(c Capacity, si *SliceInfo, opts Options) Result {
 	}
 	z := len(c.zones)
 	threshold := OverloadThreshold
-	sticky := opts.HadHints && opts.Hysteresis > 0
+	sticky := opts.HadHints && opts.Hysteresis > 0 && opts.Hysteresis <= 10 // NaN and nonsense count as 0
 	if sticky {
 		threshold += opts.Hysteresis
 	}
