@@ -81,6 +81,18 @@
 // repeated existing slices. Validate checks a slice against the API
 // server's validation rules.
 //
-// Optional compaction (Options.Compact) repacks sparse slices that are
-// being written anyway; it is off by default.
+// Optional compaction (Options.Compact, off by default). Upstream never
+// merges slices: after churn, many sparsely filled slices remain (see
+// KEP-0752's review, and upstream test U7's four slices where three would
+// do). With Compact, when the slices of a port set that are being
+// rewritten anyway could hold their endpoints and the new ones in fewer
+// slices, the sparsest of them are deleted instead of rewritten (one write
+// either way) and their endpoints move into the others, fullest first.
+// Unchanged slices are never touched, so a plan never has more writes or
+// leaves more slices than upstream's policy; because deletes come after
+// updates, a moved endpoint is briefly in two slices rather than in none
+// (kube-proxy deduplicates). Over a trace of scale-downs, rolling updates
+// and scale-ups of a 1,000-pod Service (BenchmarkChurnTrace) it ends with
+// 10 full slices instead of 17 at 59% fill, in 747 writes instead of
+// 1,297.
 package slicer

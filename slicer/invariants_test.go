@@ -270,10 +270,6 @@ func containsType(ts []AddressType, t AddressType) bool {
 	return false
 }
 
-func identityString(e *Endpoint) string {
-	return fmt.Sprintf("%v|%s|%s|%s", sortedAddresses(e), e.Hostname, e.TargetRef.Namespace, e.TargetRef.Name)
-}
-
 func TestInvariants(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		sc := genScenario(rapidSource{t})
@@ -296,6 +292,21 @@ func TestInvariants(t *testing.T) {
 		if diff := cmp.Diff(p, p2); diff != "" {
 			t.Fatalf("plan depends on the order of existing slices (-first +second):\n%s", diff)
 		}
+		// Compaction keeps the invariants, never writes more, and never
+		// leaves more slices.
+		compact := sc
+		compact.opts.Compact = true
+		pc, err := Reconcile(sc.svc, sc.desired, sc.existing, compact.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkPlan(compact, pc); err != nil {
+			t.Fatalf("compaction: %v", err)
+		}
+		if pc.Writes() > p.Writes() || finalCount(sc, pc) > finalCount(sc, p) {
+			t.Fatalf("compaction: %d writes and %d slices, upstream policy %d and %d",
+				pc.Writes(), finalCount(sc, pc), p.Writes(), finalCount(sc, p))
+		}
 	})
 }
 
@@ -312,4 +323,9 @@ func FuzzReconcile(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// finalCount is the number of slices after p is applied.
+func finalCount(sc scenario, p Plan) int {
+	return len(sc.existing) - len(p.Deletes) + len(p.Creates)
 }

@@ -428,8 +428,40 @@ func (r *Reconciler) pack(tp *typePlan, svc *Service, nsr int, at AddressType, g
 		}
 		slices.SortFunc(r.rest, func(a, b int32) int { return compareIdentity(r.des[a], r.des[b]) })
 	}
+	fullestFirst := func(a, b work) int {
+		if c := cmp.Compare(len(b.s.Endpoints), len(a.s.Endpoints)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.s.Name, b.s.Name)
+	}
+
+	// Compaction: when the slices being rewritten could hold their
+	// endpoints and the new ones in fewer slices, the sparsest of them are
+	// deleted instead of rewritten (one write each either way) and their
+	// endpoints move to the others.
+	var moved []Endpoint
+	if r.compact && len(updates) > 1 {
+		total := len(r.rest)
+		for _, w := range updates {
+			total += len(w.s.Endpoints)
+		}
+		if k := (total + r.max - 1) / r.max; k < len(updates) {
+			slices.SortStableFunc(updates, fullestFirst)
+			for _, w := range updates[k:] {
+				moved = append(moved, w.s.Endpoints...)
+				r.state[w.src] = stDeleted
+				tp.deletes = append(tp.deletes, existing[w.src])
+			}
+			updates = updates[:k]
+		}
+	}
+
 	next := 0
 	take := func(w *work) {
+		for len(moved) > 0 && len(w.s.Endpoints) < r.max {
+			w.s.Endpoints = append(w.s.Endpoints, moved[0])
+			moved = moved[1:]
+		}
 		for next < len(r.rest) && len(w.s.Endpoints) < r.max {
 			w.s.Endpoints = append(w.s.Endpoints, *r.des[r.rest[next]])
 			next++
@@ -437,13 +469,8 @@ func (r *Reconciler) pack(tp *typePlan, svc *Service, nsr int, at AddressType, g
 	}
 
 	// 2. Fill the slices being rewritten, fullest first.
-	if len(r.rest) > 0 && len(updates) > 0 {
-		slices.SortStableFunc(updates, func(a, b work) int {
-			if c := cmp.Compare(len(b.s.Endpoints), len(a.s.Endpoints)); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.s.Name, b.s.Name)
-		})
+	if (len(r.rest) > 0 || len(moved) > 0) && len(updates) > 0 {
+		slices.SortStableFunc(updates, fullestFirst)
 		for i := range updates {
 			take(&updates[i])
 		}

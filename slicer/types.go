@@ -292,10 +292,12 @@ type Options struct {
 	// ControllerName is the managed-by label value; "" means
 	// DefaultControllerName.
 	ControllerName string
-	// Compact enables the repacking policy (see doc.go): endpoints of
-	// sparse slices that are being written anyway are moved so that churn
-	// leaves fewer, fuller slices without extra writes. Off by default,
-	// which gives upstream's plans.
+	// Compact enables the repacking policy (see the package
+	// documentation): when the slices being rewritten could hold their
+	// endpoints in fewer slices, the sparsest are deleted instead of
+	// rewritten and their endpoints move into the others, so churn leaves
+	// fewer, fuller slices without extra writes. Off by default, which
+	// gives upstream's plans.
 	Compact bool
 }
 
@@ -307,6 +309,13 @@ type Options struct {
 // delete (same address type, owned by the Service) becomes an update of
 // it. Within each list, slices are ordered by address type (IPv4, IPv6,
 // FQDN), deletes of unsupported address types come last.
+//
+// A topology pass works on it per address type, as upstream's
+// topologycache.AddHints does on ToCreate, ToUpdate and Unchanged: select
+// the slices of Creates, Updates and Unchanged with that AddressType, set
+// endpoint hints on creates and updates (their endpoints are the plan's
+// own), and Rewrite unchanged slices whose hints must change. Set
+// Service.TopologyHints so that Reconcile keeps existing hints for it.
 type Plan struct {
 	Creates   []Slice
 	Updates   []Slice
@@ -319,3 +328,20 @@ type Plan struct {
 
 // Writes returns the number of API calls in the plan.
 func (p *Plan) Writes() int { return len(p.Creates) + len(p.Updates) + len(p.Deletes) }
+
+// Rewrite moves p.Unchanged[i] to the end of p.Updates, with its own copy
+// of the endpoints (so that they may be modified) and the trigger-time
+// annotation set to triggerTime (removed if zero), as every written slice
+// gets, and returns its index in p.Updates. It is for passes that run
+// after Reconcile, such as adding topology hints, which upstream runs
+// before recycling: recycling pairs only creates and deletes, so running
+// such a pass on the recycled plan gives the same calls. It panics if i is
+// out of range.
+func (p *Plan) Rewrite(i int, triggerTime time.Time) int {
+	s := p.Unchanged[i]
+	p.Unchanged = append(p.Unchanged[:i:i], p.Unchanged[i+1:]...)
+	s.Endpoints = append([]Endpoint(nil), s.Endpoints...)
+	s.Annotations = withTriggerTime(s.Annotations, triggerTime)
+	p.Updates = append(p.Updates, s)
+	return len(p.Updates) - 1
+}

@@ -370,3 +370,20 @@ func TestDeletingServiceCreatesNothing(t *testing.T) {
 	p := mustReconcile(t, svc, v4group(pods(250), port80), nil, Options{})
 	check(t, "deleting", p, nil, counts{})
 }
+
+func TestPlanRewrite(t *testing.T) {
+	all := pods(3)
+	ex := []Slice{ownedSlice("a", port80, all[:1]), ownedSlice("b", port80, all[1:])}
+	p := mustReconcile(t, testService(), v4group(all, port80), ex, Options{})
+	if len(p.Unchanged) != 2 || p.Writes() != 0 {
+		t.Fatalf("plan: %d unchanged, %d writes; want 2, 0", len(p.Unchanged), p.Writes())
+	}
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	i := p.Rewrite(0, at)
+	u := &p.Updates[i]
+	u.Endpoints[0].Hints = &Hints{ForZones: []string{"z"}}
+	if u.Name != "a" || len(p.Unchanged) != 1 || p.Unchanged[0].Name != "b" || ex[0].Endpoints[0].Hints != nil ||
+		u.Annotations[AnnotationTriggerTime] != "2026-01-01T00:00:00Z" {
+		t.Errorf("Rewrite(0): updates %+v, unchanged %+v; the input must stay untouched", p.Updates, p.Unchanged)
+	}
+}

@@ -109,6 +109,7 @@ func (f *fleet) upstreamReconciler(b *testing.B) (*upstream.Reconciler, func() i
 // memory of objects, as in a controller's steady state).
 func perEndpoint(b *testing.B, n int, run func()) {
 	run()
+	runtime.GC() // start from a clean heap, whatever ran before
 	b.ReportAllocs()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)

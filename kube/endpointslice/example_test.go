@@ -1,0 +1,57 @@
+package endpointslice_test
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/fairslice/fairslice/kube/endpointslice"
+	"github.com/fairslice/fairslice/slicer"
+)
+
+// A controller's sync: pods and nodes from listers in, discovery/v1
+// objects out.
+func Example() {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "web", UID: "web-uid"},
+		Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.10", IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol},
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("web")}}},
+	}
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	_ = idx.Add(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{corev1.LabelTopologyZone: "zone-a"}}})
+	nodes := corelisters.NewNodeLister(idx)
+	var pods []*corev1.Pod
+	for i := range 3 {
+		pods = append(pods, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: fmt.Sprintf("web-%d", i)},
+			Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "app",
+				Ports: []corev1.ContainerPort{{Name: "web", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIPs: []corev1.PodIP{{IP: fmt.Sprintf("10.0.0.%d", i+1)}},
+				Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+		})
+	}
+
+	var conv endpointslice.Converter
+	core, err := slicer.NewReconciler(slicer.Options{})
+	if err != nil {
+		panic(err)
+	}
+	desired, err := conv.Desired(svc, pods, nodes)
+	if err != nil {
+		panic(err)
+	}
+	plan, err := core.Reconcile(endpointslice.ServiceFacts(svc, time.Time{}), desired, conv.Existing(nil))
+	if err != nil {
+		panic(err)
+	}
+	creates, _, _ := endpointslice.Objects(plan, nil)
+	s := creates[0]
+	fmt.Println(s.GenerateName, s.AddressType, *s.Ports[0].Name, *s.Ports[0].Port, len(s.Endpoints), *s.Endpoints[0].Zone)
+	// Output:
+	// web- IPv4 http 8080 3 zone-a
+}
