@@ -1,6 +1,10 @@
 package topology
 
-import "github.com/fairslice/fairslice/slicer"
+import (
+	"time"
+
+	"github.com/fairslice/fairslice/slicer"
+)
 
 // TypeResult is the outcome of the topology step for one address type.
 type TypeResult struct {
@@ -13,21 +17,21 @@ type TypeResult struct {
 // leaves hints to this step), one address type at a time in the order
 // IPv4, IPv6, FQDN, as upstream does after packing each address type:
 // Auto hints, trafficDistribution hints or hint removal, per policy. It
-// sets hints in place on p.Creates and p.Updates, and moves unchanged
-// slices whose hints must change from p.Unchanged to p.Updates (after the
-// updates of their address type).
+// sets hints in place on p.Creates and p.Updates, and rewrites unchanged
+// slices whose hints must change with p.Rewrite (which appends them to
+// p.Updates with triggerTime, the Service's trigger time, as upstream
+// writes every updated slice).
 //
-// hadHints is whether the Service held Auto hints before (upstream keeps
-// it per Service in its TopologyCache); the returned bool is that state
-// after this sync, to pass next time. Upstream's slices to create are
-// hinted before they are recycled into updates, so when creates were
-// recycled the endpoints chosen to serve another zone can differ from
-// upstream's; the counts per zone and the slices written do not.
-func HintPlan(c Capacity, p *slicer.Plan, policy Policy, opts Options) ([]TypeResult, bool) {
+// hadHints (opts.HadHints) is whether the Service held Auto hints before
+// (upstream keeps it per Service in its TopologyCache); the returned bool
+// is that state after this sync, to pass next time. Upstream hints its
+// slices to create before recycling some of them into updates, so when
+// creates were recycled the endpoints chosen to serve another zone can
+// differ from upstream's; the counts per zone and the slices written do
+// not.
+func HintPlan(c Capacity, p *slicer.Plan, triggerTime time.Time, policy Policy, opts Options) ([]TypeResult, bool) {
 	var out []TypeResult
 	had := opts.HadHints
-	var updates []slicer.Slice
-	var unchanged []slicer.Slice
 	for _, at := range []slicer.AddressType{slicer.IPv4, slicer.IPv6, slicer.FQDN} {
 		si := SliceInfo{AddressType: string(at)}
 		for i := range p.Creates {
@@ -40,6 +44,7 @@ func HintPlan(c Capacity, p *slicer.Plan, policy Policy, opts Options) ([]TypeRe
 				si.ToUpdate = append(si.ToUpdate, &p.Updates[i])
 			}
 		}
+		updates := len(si.ToUpdate)
 		for i := range p.Unchanged {
 			if p.Unchanged[i].AddressType == at {
 				si.Unchanged = append(si.Unchanged, &p.Unchanged[i])
@@ -53,15 +58,17 @@ func HintPlan(c Capacity, p *slicer.Plan, policy Policy, opts Options) ([]TypeRe
 		r := Apply(c, &si, policy, o)
 		out = append(out, TypeResult{AddressType: at, Result: r})
 		had = policy == PolicyAuto && r.Enabled()
-		for _, s := range si.ToUpdate {
-			updates = append(updates, *s)
-		}
-		for _, s := range si.Unchanged {
-			unchanged = append(unchanged, *s)
+		// The copies Apply moved to ToUpdate become rewrites of the plan's
+		// unchanged slices (names are unique among existing slices).
+		for _, moved := range si.ToUpdate[updates:] {
+			for i := range p.Unchanged {
+				if p.Unchanged[i].Name == moved.Name && p.Unchanged[i].AddressType == at {
+					k := p.Rewrite(i, triggerTime)
+					p.Updates[k].Endpoints = moved.Endpoints
+					break
+				}
+			}
 		}
 	}
-	// Slices of other address types (only deletes can have them) stay.
-	p.Updates = updates
-	p.Unchanged = unchanged
 	return out, had
 }

@@ -1,6 +1,8 @@
 package topology
 
 import (
+	"time"
+
 	"fmt"
 	"testing"
 
@@ -51,7 +53,13 @@ func TestHintPlanUpstreamTopology(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, _ := HintPlan(c, &plan, tc.policy, Options{})
+		trigger := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+		res, _ := HintPlan(c, &plan, trigger, tc.policy, Options{})
+		for _, s := range plan.Updates {
+			if s.Annotations[slicer.AnnotationTriggerTime] != "2026-12-01T06:00:00Z" {
+				t.Errorf("%s: rewritten slice %s has annotations %v, want the trigger time", tc.name, s.Name, s.Annotations)
+			}
+		}
 		if len(res) != 1 {
 			t.Fatalf("%s: %d results", tc.name, len(res))
 		}

@@ -111,7 +111,7 @@ func RunScenario(sc *Scenario, opts topology.Options) (*Run, error) {
 		return nil, err
 	}
 	run := &Run{Capacity: topology.NewCapacity(nodes), Problems: problems}
-	results, _ := topology.HintPlan(run.Capacity, &plan, PolicyForService(sc.Service, true), opts)
+	results, _ := topology.HintPlan(run.Capacity, &plan, svc.TriggerTime, PolicyForService(sc.Service, true), opts)
 	for _, r := range results {
 		run.Events = append(run.Events, r.Events...)
 	}

@@ -1,6 +1,8 @@
 package topologycompare
 
 import (
+	"time"
+
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -167,7 +169,7 @@ func churn(steps int, opts topology.Options) (writes, flips int, cross float64) 
 		}
 		o := opts
 		o.HadHints = had
-		res, now := topology.HintPlan(c, &plan, topology.PolicyAuto, o)
+		res, now := topology.HintPlan(c, &plan, time.Time{}, topology.PolicyAuto, o)
 		_ = res
 		if step > 0 {
 			writes += plan.Writes()
