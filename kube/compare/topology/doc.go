@@ -15,6 +15,11 @@
 //     -diff.retries times) and the case passes if any run matches
 //     fairslice's deterministic choice. Mismatches are written to
 //     -diff.save DIR as JSON, replayed by TestDifferentialReplay.
+//   - TestDifferentialTrafficDistribution runs upstream's
+//     trafficdist.ReconcileHints and fairslice's
+//     ReconcileTrafficDistribution on the same random plans (node names,
+//     stale zone and node hints) for every trafficDistribution value and
+//     requires identical slices, hints included.
 //   - TestDifferentialReconcile reconciles random Services (Nodes and Pods,
 //     no existing slices) through upstream's Reconciler with a
 //     TopologyCache and through the slicer and topology.HintPlan, and
