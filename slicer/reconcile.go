@@ -20,8 +20,7 @@ type Reconciler struct {
 	seed       maphash.Seed
 
 	// Scratch, reused between calls.
-	table  []int32      // open addressing: desired index + 1, 0 is empty
-	hashes []uint64     // identity hash per desired index
+	table  []slot       // open addressing over the desired endpoints
 	placed []bool       // desired endpoint already in a slice
 	des    []*Endpoint  // desired endpoints of the current group
 	keep   []int32      // desired indexes kept by the current slice
@@ -30,6 +29,14 @@ type Reconciler struct {
 	order  []int32      // existing slices of one type, by name
 	state  []sliceState // per existing slice
 	groups []group      // logical desired groups of one type
+}
+
+// slot is an entry of the identity table: the high half of the identity
+// hash and the desired index + 1 (0 is an empty slot). Keeping the hash in
+// the slot saves a cache miss per probe on large Services.
+type slot struct {
+	tag uint32
+	idx int32
 }
 
 // sliceState is what happens to an existing slice.
@@ -106,7 +113,7 @@ func (r *Reconciler) Reconcile(svc Service, desired []Group, existing []Slice) (
 	if err := r.check(&svc, desired, existing); err != nil {
 		return Plan{}, err
 	}
-	var plan Plan
+	plan := Plan{Unchanged: make([]Slice, 0, len(existing))}
 	r.state = resize(r.state, len(existing))
 	for i := range r.state {
 		r.state[i] = stOther
@@ -153,17 +160,19 @@ func (r *Reconciler) check(svc *Service, desired []Group, existing []Slice) erro
 			}
 		}
 	}
+	r.order = r.order[:0]
 	for i := range existing {
-		name := existing[i].Name
-		if name == "" {
+		if existing[i].Name == "" {
 			errs = append(errs, fmt.Errorf("slicer: existing[%d].Name: must not be empty", i))
 			continue
 		}
-		for j := range i {
-			if existing[j].Name == name {
-				errs = append(errs, fmt.Errorf("slicer: existing[%d].Name: %q repeats existing[%d]", i, name, j))
-				break
-			}
+		r.order = append(r.order, int32(i))
+	}
+	slices.SortStableFunc(r.order, func(a, b int32) int { return cmp.Compare(existing[a].Name, existing[b].Name) })
+	for k := 1; k < len(r.order); k++ {
+		i, j := r.order[k], r.order[k-1]
+		if existing[i].Name == existing[j].Name {
+			errs = append(errs, fmt.Errorf("slicer: existing[%d].Name: %q repeats existing[%d]", i, existing[i].Name, j))
 		}
 	}
 	return errors.Join(errs...)
@@ -348,7 +357,6 @@ func (r *Reconciler) pack(tp *typePlan, svc *Service, nsr int, at AddressType, g
 	n := len(r.des)
 	r.placed = resize(r.placed, n)
 	clear(r.placed)
-	r.hashes = resize(r.hashes, n)
 	size := 8
 	for size < 2*n {
 		size <<= 1
@@ -358,16 +366,15 @@ func (r *Reconciler) pack(tp *typePlan, svc *Service, nsr int, at AddressType, g
 	mask := uint64(size - 1)
 	for i, e := range r.des {
 		h := identityHash(r.seed, e)
-		r.hashes[i] = h
+		tag := uint32(h >> 32)
 		j := h & mask
-		for ; r.table[j] != 0; j = (j + 1) & mask {
-			k := r.table[j] - 1
-			if r.hashes[k] == h && sameIdentity(r.des[k], e) {
+		for ; r.table[j].idx != 0; j = (j + 1) & mask {
+			if k := r.table[j].idx - 1; r.table[j].tag == tag && sameIdentity(r.des[k], e) {
 				return fmt.Errorf("slicer: desired endpoint %s appears twice in the %s group with ports %v",
 					describe(e), at, g.ports)
 			}
 		}
-		r.table[j] = int32(i + 1)
+		r.table[j] = slot{tag: tag, idx: int32(i + 1)}
 	}
 	remaining := n
 
@@ -525,10 +532,10 @@ func (r *Reconciler) pack(tp *typePlan, svc *Service, nsr int, at AddressType, g
 // -1 if there is none or it is already placed.
 func (r *Reconciler) lookup(e *Endpoint) int32 {
 	h := identityHash(r.seed, e)
+	tag := uint32(h >> 32)
 	mask := uint64(len(r.table) - 1)
-	for j := h & mask; r.table[j] != 0; j = (j + 1) & mask {
-		k := r.table[j] - 1
-		if r.hashes[k] == h && sameIdentity(r.des[k], e) {
+	for j := h & mask; r.table[j].idx != 0; j = (j + 1) & mask {
+		if k := r.table[j].idx - 1; r.table[j].tag == tag && sameIdentity(r.des[k], e) {
 			if r.placed[k] {
 				return -1
 			}

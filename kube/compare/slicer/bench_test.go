@@ -232,6 +232,25 @@ func BenchmarkNoOpSweep(b *testing.B) {
 	}
 }
 
+// BenchmarkNoOpSweepCore is the slicer alone over the same sizes.
+func BenchmarkNoOpSweepCore(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("endpoints=%d/impl=fairslice", n), func(b *testing.B) {
+			f := newFleet(b, n)
+			var conv endpointslice.Converter
+			desired, _ := conv.Desired(f.svc, f.pods, f.nodes)
+			existing := conv.Existing(f.existing)
+			svc := endpointslice.ServiceFacts(f.svc, time.Time{})
+			core, _ := slicer.NewReconciler(slicer.Options{})
+			perEndpoint(b, n, func() {
+				if plan, err := core.Reconcile(svc, desired, existing); err != nil || plan.Writes() != 0 {
+					b.Fatalf("plan with %d writes, error %v", plan.Writes(), err)
+				}
+			})
+		})
+	}
+}
+
 // BenchmarkInitialSync creates all slices of a new Service.
 func BenchmarkInitialSync(b *testing.B) {
 	const n = 10000
