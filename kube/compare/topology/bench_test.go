@@ -84,6 +84,18 @@ func BenchmarkAddHints(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/endpoint")
 		})
+		b.Run(fmt.Sprintf("impl=fairslice-mincross/endpoints=%d", n), func(b *testing.B) {
+			mine, err := benchCapacity()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				si := &topology.SliceInfo{AddressType: "IPv4", ToCreate: ours}
+				topology.AddHints(mine, si, topology.Options{HadHints: true, Allocator: topology.AllocatorMinCrossZone})
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/endpoint")
+		})
 	}
 }
 
