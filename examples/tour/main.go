@@ -33,4 +33,5 @@ var sections = []struct {
 	{"fairqueue: what quiet users get next to a noisy one", fairQueueSection},
 	{"flowschema: where requests go, and how many seats each level gets", flowSchemaSection},
 	{"slicer: what EndpointSlices save when a big Service rolls", slicerSection},
+	{"topology: 11 endpoints over 3 zones, upstream's hints and ours", topologySection},
 }

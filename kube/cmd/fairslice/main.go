@@ -18,6 +18,8 @@
 //	limits    print the concurrency limits of the priority levels
 //	reconcile plan EndpointSlice writes for a Service (or run upstream's reconciler)
 //	propagation bytes written and sent in a rolling update: Endpoints vs EndpointSlices
+//	hints     print the topology hints a Service's EndpointSlices get
+//	route     print the endpoints a node's kube-proxy uses for a Service
 //	help      print help for a command
 //
 // Run "fairslice <command> --help" for a command's flags. Help goes to
@@ -61,6 +63,8 @@ var commands = []command{
 	{"limits", "print the concurrency limits of the priority levels", runLimits},
 	{"reconcile", "plan EndpointSlice writes for a Service (or run upstream's reconciler)", runReconcile},
 	{"propagation", "bytes written and sent in a rolling update: Endpoints vs EndpointSlices", runPropagation},
+	{"hints", "print the topology hints a Service's EndpointSlices get", runHints},
+	{"route", "print the endpoints a node's kube-proxy uses for a Service", runRoute},
 }
 
 func main() {

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/fairslice/fairslice/kube/internal/upstreamtopo"
+	ktopo "github.com/fairslice/fairslice/kube/topology"
+	"github.com/fairslice/fairslice/topology"
+)
+
+const hintsUsage = `Usage:
+  fairslice hints [--upstream] [--min-cross-zone] SCENARIO.yaml
+
+Hints reconciles a Service's EndpointSlices from no existing slices, as
+kube-controller-manager v1.37 would (with the PreferSameZone and
+PreferSameNode traffic distributions enabled), and prints one JSON object:
+
+  {"enabled": true, "reason": "", "hintsByZone": {"zone-a": 4}, "crossZone": 1}
+
+enabled is whether any ready endpoint got a zone hint; reason is upstream's
+TopologyAwareHintsDisabled event message (with its ", addressType: IPv4"
+suffix) when hints are off and "" when they are on; hintsByZone counts the
+ready endpoints hinted for each zone (zones with none are left out, {} when
+off); crossZone counts the ready endpoints hinted for a zone other than
+their own.
+
+SCENARIO.yaml holds Kubernetes YAML documents separated by "---": one
+Service (with the service.kubernetes.io/topology-mode annotation or
+spec.trafficDistribution), its Nodes (the topology.kubernetes.io/zone
+label, status.allocatable.cpu, the Ready condition) and its Pods
+(spec.nodeName, status.podIPs, the Ready condition). Pods left out of the
+endpoints are listed on standard error.
+
+--upstream runs Kubernetes' own reconciler and topology cache
+(k8s.io/endpointslice v0.37.2) on the same file. --min-cross-zone uses
+fairslice's allocator that keeps the most traffic in its zone within the
+overload threshold (Auto mode only).
+
+Exit status: 0 success or help, 1 unreadable or invalid scenario (every
+problem is listed, naming the document, object and field), 2 bad command
+line.
+
+Flags:
+`
+
+// splitArgs separates flags from positional arguments so that flags may
+// follow the file name; valued names the flags that take a separate value.
+func splitArgs(args []string, valued map[string]bool) (flags, files []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return flags, append(files, args[i+1:]...)
+		}
+		if strings.HasPrefix(a, "-") && a != "-" {
+			flags = append(flags, a)
+			if valued[strings.TrimLeft(a, "-")] && i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+			continue
+		}
+		files = append(files, a)
+	}
+	return flags, files
+}
+
+// loadScenario reads and parses the single scenario file of a command.
+func loadScenario(cmd string, files []string, stderr io.Writer) (*ktopo.Scenario, int) {
+	if len(files) != 1 {
+		msg := "missing scenario file"
+		if len(files) > 1 {
+			msg = fmt.Sprintf("expected one scenario file, got %d", len(files))
+		}
+		fmt.Fprintf(stderr, "fairslice %s: %s\nRun 'fairslice %s --help' for usage.\n", cmd, msg, cmd)
+		return nil, exitUsage
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "fairslice %s: %v\n", cmd, err)
+		return nil, exitFailure
+	}
+	sc, err := ktopo.ParseScenario(data)
+	if err != nil {
+		fmt.Fprintf(stderr, "fairslice %s: %s:\n%v\n", cmd, files[0], err)
+		return nil, exitFailure
+	}
+	return sc, exitOK
+}
+
+// reconcileScenario runs the scenario through fairslice or upstream and
+// returns the outcome and the final slices.
+func reconcileScenario(cmd string, sc *ktopo.Scenario, upstream bool, opts topology.Options, stderr io.Writer) (ktopo.Outcome, []*topology.Slice, int) {
+	if upstream {
+		run, err := upstreamtopo.Reconcile(sc)
+		if err != nil {
+			fmt.Fprintf(stderr, "fairslice %s: upstream: %v\n", cmd, err)
+			return ktopo.Outcome{}, nil, exitFailure
+		}
+		if run.Err != nil {
+			fmt.Fprintf(stderr, "fairslice %s: upstream reconciler: %v\n", cmd, run.Err)
+		}
+		return run.Outcome, run.Slices, exitOK
+	}
+	run, err := ktopo.RunScenario(sc, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "fairslice %s: %v\n", cmd, err)
+		return ktopo.Outcome{}, nil, exitFailure
+	}
+	if run.Problems != nil {
+		fmt.Fprintf(stderr, "fairslice %s: pods left out of the endpoints:\n%v\n", cmd, run.Problems)
+	}
+	return run.Outcome, run.Slices, exitOK
+}
+
+// runHints implements "fairslice hints".
+func runHints(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fairslice hints", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	upstream := fs.Bool("upstream", false, "run Kubernetes' own reconciler and topology cache instead of fairslice's")
+	minCross := fs.Bool("min-cross-zone", false, "use fairslice's min-cross-zone allocator for Auto hints")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), hintsUsage)
+		fs.PrintDefaults()
+	}
+	flags, files := splitArgs(args, nil)
+	if err := fs.Parse(flags); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if *upstream && *minCross {
+		fmt.Fprintln(stderr, "fairslice hints: --upstream and --min-cross-zone exclude each other")
+		return exitUsage
+	}
+	sc, code := loadScenario("hints", files, stderr)
+	if sc == nil {
+		return code
+	}
+	var opts topology.Options
+	if *minCross {
+		opts.Allocator = topology.AllocatorMinCrossZone
+	}
+	out, _, code := reconcileScenario("hints", sc, *upstream, opts, stderr)
+	if code != exitOK {
+		return code
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		fmt.Fprintf(stderr, "fairslice hints: %v\n", err)
+		return exitFailure
+	}
+	fmt.Fprintf(stdout, "%s\n", b)
+	return exitOK
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/fairslice/fairslice/topology"
+	corev1 "k8s.io/api/core/v1"
+)
+
+const routeUsage = `Usage:
+  fairslice route --node NAME [--upstream] [--min-cross-zone] SCENARIO.yaml
+
+Route reconciles the scenario's Service as "fairslice hints" does and
+prints the endpoints kube-proxy (v1.37.2) on node NAME would send the
+Service's traffic to, and why: whether zone or node hints narrow the
+cluster endpoints or are ignored (and for what reason), the Local
+endpoints under internalTrafficPolicy or externalTrafficPolicy Local, and
+the fallback to serving-and-terminating endpoints when none is ready.
+
+Output, one endpoint per line after a header:
+
+  node n1 (zone zone-a): mode PreferSameZone: every ready endpoint has a zone hint and some are for zone zone-a
+  cluster 10.0.0.1 node=n1 zone=zone-a hints=zone-a
+  local   10.0.0.1 node=n1 zone=zone-a hints=zone-a
+
+Exit status: 0 success or help, 1 unreadable or invalid scenario or an
+unknown node, 2 bad command line.
+
+Flags:
+`
+
+// runRoute implements "fairslice route".
+func runRoute(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fairslice route", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	node := fs.String("node", "", "the node whose kube-proxy to show (required)")
+	upstream := fs.Bool("upstream", false, "reconcile with Kubernetes' own reconciler and topology cache")
+	minCross := fs.Bool("min-cross-zone", false, "use fairslice's min-cross-zone allocator for Auto hints")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), routeUsage)
+		fs.PrintDefaults()
+	}
+	flags, files := splitArgs(args, map[string]bool{"node": true})
+	if err := fs.Parse(flags); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if *node == "" {
+		fmt.Fprintln(stderr, "fairslice route: --node is required\nRun 'fairslice route --help' for usage.")
+		return exitUsage
+	}
+	sc, code := loadScenario("route", files, stderr)
+	if sc == nil {
+		return code
+	}
+	var n *corev1.Node
+	for _, x := range sc.Nodes {
+		if x.Name == *node {
+			n = x
+		}
+	}
+	if n == nil {
+		fmt.Fprintf(stderr, "fairslice route: node %q is not in %s\n", *node, files[0])
+		return exitFailure
+	}
+	var opts topology.Options
+	if *minCross {
+		opts.Allocator = topology.AllocatorMinCrossZone
+	}
+	_, slices, code := reconcileScenario("route", sc, *upstream, opts, stderr)
+	if code != exitOK {
+		return code
+	}
+	var eps []topology.Endpoint
+	for _, s := range slices {
+		eps = append(eps, s.Endpoints...)
+	}
+	svc := sc.Service
+	policy := topology.TrafficPolicy{
+		InternalLocal: svc.Spec.InternalTrafficPolicy != nil && *svc.Spec.InternalTrafficPolicy == corev1.ServiceInternalTrafficPolicyLocal,
+		ExternalLocal: svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal,
+		External: svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer ||
+			len(svc.Spec.ExternalIPs) > 0,
+	}
+	zone := n.Labels[corev1.LabelTopologyZone]
+	sel := topology.SelectEndpoints(eps, policy, n.Name, zone)
+	mode := sel.Mode
+	if mode == "" {
+		mode = "none"
+	}
+	fmt.Fprintf(stdout, "node %s (zone %s): mode %s: %s\n", n.Name, orDash(zone), mode, sel.Why)
+	if sel.ClusterTerminating {
+		fmt.Fprintln(stdout, "cluster endpoints fall back to serving-and-terminating endpoints: none is ready")
+	}
+	if sel.LocalTerminating {
+		fmt.Fprintln(stdout, "local endpoints fall back to serving-and-terminating endpoints: none is ready")
+	}
+	if sel.Cluster != nil && len(sel.Cluster) == 0 {
+		fmt.Fprintln(stdout, "cluster (none)")
+	}
+	for _, i := range sel.Cluster {
+		fmt.Fprintf(stdout, "cluster %s\n", describeEndpoint(&eps[i]))
+	}
+	if sel.Local != nil && len(sel.Local) == 0 {
+		fmt.Fprintln(stdout, "local   (none)")
+	}
+	for _, i := range sel.Local {
+		fmt.Fprintf(stdout, "local   %s\n", describeEndpoint(&eps[i]))
+	}
+	return exitOK
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func describeEndpoint(e *topology.Endpoint) string {
+	hints := "-"
+	if e.Hints != nil {
+		var parts []string
+		if len(e.Hints.ForZones) > 0 {
+			parts = append(parts, strings.Join(e.Hints.ForZones, ","))
+		}
+		if len(e.Hints.ForNodes) > 0 {
+			parts = append(parts, "node:"+strings.Join(e.Hints.ForNodes, ","))
+		}
+		hints = strings.Join(parts, " ")
+	}
+	return fmt.Sprintf("%s node=%s zone=%s hints=%s", strings.Join(e.Addresses, ","), orDash(e.NodeName), orDash(e.Zone), hints)
+}

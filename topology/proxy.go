@@ -1,0 +1,185 @@
+package topology
+
+// TrafficPolicy is what kube-proxy reads from a Service port to choose its
+// endpoint sets.
+type TrafficPolicy struct {
+	// InternalLocal is internalTrafficPolicy: Local.
+	InternalLocal bool
+	// ExternalLocal is externalTrafficPolicy: Local.
+	ExternalLocal bool
+	// External is whether the port accepts external traffic (a NodePort,
+	// a load balancer or external IPs).
+	External bool
+}
+
+// usesCluster and usesLocal are kube-proxy's UsesClusterEndpoints and
+// UsesLocalEndpoints.
+func (p TrafficPolicy) usesCluster() bool { return !p.InternalLocal || p.External }
+func (p TrafficPolicy) usesLocal() bool {
+	return p.InternalLocal || (p.ExternalLocal && p.External)
+}
+
+// Selection is the endpoints one node's kube-proxy uses for a Service port,
+// as indexes into the endpoints given to SelectEndpoints.
+type Selection struct {
+	// Mode is how hints narrowed the cluster endpoints: "" (not at all),
+	// PreferSameZone or PreferSameNode.
+	Mode string
+	// Cluster are the endpoints for cluster-wide traffic (nil when the port
+	// uses only local endpoints).
+	Cluster []int
+	// Local are the node's own endpoints for Local traffic policies (nil
+	// when the port uses none).
+	Local []int
+	// Reachable is every endpoint some traffic to this node can reach:
+	// Cluster followed by the Local endpoints not already in it.
+	Reachable []int
+	// HasAny reports whether the Service has any usable endpoint at all
+	// (ready, or serving and terminating), anywhere.
+	HasAny bool
+	// ClusterTerminating and LocalTerminating report that the set fell back
+	// to serving-and-terminating endpoints because none was ready.
+	ClusterTerminating, LocalTerminating bool
+	// Why explains Mode, and why hints were ignored when they were.
+	Why string
+}
+
+// proxy-side condition reading (kube-proxy's EndpointSliceCache): an unset
+// Ready or Serving is true, an unset Terminating is false.
+func proxyReady(e *Endpoint) bool       { return orDefault(e.Conditions.Ready, true) }
+func proxyServing(e *Endpoint) bool     { return orDefault(e.Conditions.Serving, true) }
+func proxyTerminating(e *Endpoint) bool { return orDefault(e.Conditions.Terminating, false) }
+
+// SelectEndpoints returns the endpoints that kube-proxy (k8s.io/kubernetes
+// v1.37.2, pkg/proxy CategorizeEndpoints) on node nodeName in zone ("" if
+// the node has no zone label) uses for a Service port with policy p.
+// Endpoints without addresses are ignored, as kube-proxy ignores them.
+//
+// Node hints are used when every ready endpoint has one and one names this
+// node; otherwise zone hints when every ready endpoint has one and one
+// names this zone; otherwise all ready endpoints. A set with no ready
+// endpoint falls back to the serving-and-terminating ones. O(endpoints).
+func SelectEndpoints(eps []Endpoint, p TrafficPolicy, nodeName, zone string) Selection {
+	var sel Selection
+	if len(eps) == 0 {
+		sel.Why = "no endpoints"
+		return sel
+	}
+	usable := func(i int) bool { return len(eps[i].Addresses) > 0 }
+	if p.usesCluster() {
+		sel.Mode, sel.Why = modeFromHints(eps, nodeName, zone)
+		for i := range eps {
+			e := &eps[i]
+			if !usable(i) || !proxyReady(e) {
+				continue
+			}
+			switch sel.Mode {
+			case PreferSameNode:
+				if !hasNode(e.Hints, nodeName) {
+					continue
+				}
+			case PreferSameZone:
+				if !hasZone(e.Hints, zone) {
+					continue
+				}
+			}
+			sel.Cluster = append(sel.Cluster, i)
+		}
+		if len(sel.Cluster) == 0 {
+			for i := range eps {
+				if usable(i) && proxyServing(&eps[i]) && proxyTerminating(&eps[i]) {
+					sel.Cluster = append(sel.Cluster, i)
+					sel.ClusterTerminating = true
+				}
+			}
+		}
+		sel.HasAny = len(sel.Cluster) > 0
+		if sel.Cluster == nil {
+			sel.Cluster = []int{}
+		}
+	}
+	if !p.usesLocal() {
+		sel.Reachable = sel.Cluster
+		return sel
+	}
+	localReady, localTerm := false, false
+	for i := range eps {
+		e := &eps[i]
+		if !usable(i) {
+			continue
+		}
+		if proxyReady(e) {
+			sel.HasAny = true
+			localReady = localReady || e.NodeName == nodeName
+		} else if proxyServing(e) && proxyTerminating(e) {
+			sel.HasAny = true
+			localTerm = localTerm || e.NodeName == nodeName
+		}
+	}
+	sel.Local = []int{}
+	for i := range eps {
+		e := &eps[i]
+		if !usable(i) || e.NodeName != nodeName {
+			continue
+		}
+		if (localReady && proxyReady(e)) || (!localReady && localTerm && proxyServing(e) && proxyTerminating(e)) {
+			sel.Local = append(sel.Local, i)
+		}
+	}
+	sel.LocalTerminating = !localReady && localTerm
+	if !p.usesCluster() {
+		sel.Reachable = sel.Local
+		return sel
+	}
+	if sel.Mode == "" && !sel.LocalTerminating {
+		sel.Reachable = sel.Cluster
+		return sel
+	}
+	seen := make(map[string]bool, len(sel.Cluster)+len(sel.Local))
+	for _, list := range [][]int{sel.Cluster, sel.Local} {
+		for _, i := range list {
+			key := eps[i].Addresses[0]
+			if !seen[key] {
+				seen[key] = true
+				sel.Reachable = append(sel.Reachable, i)
+			}
+		}
+	}
+	return sel
+}
+
+// modeFromHints is kube-proxy's topologyModeFromHints, with the reason.
+func modeFromHints(eps []Endpoint, nodeName, zone string) (string, string) {
+	anyReady, forNode, allNode, forZone, allZone := false, false, true, false, true
+	for i := range eps {
+		e := &eps[i]
+		if len(e.Addresses) == 0 || !proxyReady(e) {
+			continue
+		}
+		anyReady = true
+		if e.Hints == nil || len(e.Hints.ForNodes) == 0 {
+			allNode = false
+		} else if hasNode(e.Hints, nodeName) {
+			forNode = true
+		}
+		if e.Hints == nil || len(e.Hints.ForZones) == 0 {
+			allZone = false
+		} else if hasZone(e.Hints, zone) {
+			forZone = true
+		}
+	}
+	switch {
+	case !anyReady:
+		return "", "no ready endpoints: hints play no part"
+	case allNode && forNode:
+		return PreferSameNode, "every ready endpoint has a node hint and some are for node " + nodeName
+	case allZone && forZone:
+		return PreferSameZone, "every ready endpoint has a zone hint and some are for zone " + zone
+	case !allZone:
+		return "", "hints ignored: one or more ready endpoints have no zone hint"
+	case zone == "":
+		return "", "hints ignored: the node has no topology.kubernetes.io/zone label"
+	default:
+		return "", "hints ignored: no ready endpoint is hinted for zone " + zone
+	}
+}
