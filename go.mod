@@ -2,4 +2,10 @@ module github.com/fairslice/fairslice
 
 go 1.26
 
-require pgregory.net/rapid v1.3.0
+require (
+	github.com/google/go-cmp v0.7.0
+	pgregory.net/rapid v1.3.0
+	sigs.k8s.io/yaml v1.6.0
+)
+
+require go.yaml.in/yaml/v2 v2.4.2 // indirect

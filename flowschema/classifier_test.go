@@ -1,0 +1,83 @@
+package flowschema
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fairslice/fairslice/shufflesharding"
+)
+
+// customConfig is driving-upstream.md §3's reference configuration: the
+// bootstrap objects plus custom-fs → custom-pl matching alice's
+// deployments in team-a and team-b, by namespace.
+func customConfig() *Config {
+	cfg := DefaultConfig()
+	cfg.PriorityLevels = append(cfg.PriorityLevels, queuingPL("custom-pl", 10, 0, 64, 6))
+	cfg.FlowSchemas = append(cfg.FlowSchemas, newFS("custom-fs", "custom-pl", 500, DistinguisherByNamespace, PolicyRulesWithSubjects{
+		Subjects: []Subject{user("alice")},
+		ResourceRules: []ResourcePolicyRule{{Verbs: []string{VerbAll}, APIGroups: []string{"apps"},
+			Resources: []string{"deployments"}, Namespaces: []string{"team-a", "team-b"}}},
+	}))
+	return cfg
+}
+
+var authenticated = []string{GroupAuthenticated}
+
+// TestClassifyReferenceOutcomes checks the outcomes upstream's controller
+// produces (driving-upstream.md §3, "Reference outcomes").
+func TestClassifyReferenceOutcomes(t *testing.T) {
+	c, err := Compile(customConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := func(user string, groups []string, verb, group, resource, sub, ns string) Request {
+		return Request{User: user, Groups: groups, Verb: verb, APIGroup: group, Resource: resource, Subresource: sub,
+			Namespace: ns, ResourceRequest: true}
+	}
+	tests := []struct {
+		name        string
+		req         Request
+		fs, pl, dis string
+		exempt      bool
+	}{
+		{"custom", res("alice", authenticated, "list", "apps", "deployments", "", "team-a"), "custom-fs", "custom-pl", "team-a", false},
+		{"custom-miss", res("alice", authenticated, "list", "apps", "deployments", "", "team-c"), "global-default", "global-default", "alice", false},
+		{"masters", res("root", []string{GroupSystemMasters, GroupAuthenticated}, "delete", "", "pods", "", "x"), "exempt", "exempt", "", true},
+		{"probe", Request{User: "system:anonymous", Groups: []string{GroupUnauthenticated}, Verb: "get", Path: "/healthz"}, "probes", "exempt", "", true},
+		{"kubelet", res("system:node:n1", []string{GroupNodes, GroupAuthenticated}, "patch", "", "nodes", "status", ""), "system-node-high", "node-high", "system:node:n1", false},
+		{"kcm-lease", res(UserKubeControllerManager, authenticated, "update", "coordination.k8s.io", "leases", "", "kube-system"), "system-leader-election", "leader-election", UserKubeControllerManager, false},
+		{"kube-system-sa", res("system:serviceaccount:kube-system:foo", []string{GroupServiceAccounts, GroupAuthenticated}, "get", "", "pods", "", "kube-system"), "kube-system-service-accounts", "workload-high", "kube-system", false},
+		{"sa", res("system:serviceaccount:ns1:foo", []string{GroupServiceAccounts, GroupAuthenticated}, "get", "", "pods", "", "ns1"), "service-accounts", "workload-low", "system:serviceaccount:ns1:foo", false},
+		{"no-groups", res("bob", nil, "get", "", "pods", "", "ns1"), "catch-all", "catch-all", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := c.Classify(&tt.req)
+			got := []any{d.FlowSchema, d.PriorityLevel, d.Distinguisher, d.Exempt}
+			want := []any{tt.fs, tt.pl, tt.dis, tt.exempt}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Classify(%+v) mismatch (-want +got):\n%s", tt.req, diff)
+			}
+			wantHash := uint64(0)
+			if d.HasFlow {
+				wantHash = shufflesharding.FlowHash(tt.fs, tt.dis)
+			}
+			if d.FlowHash != wantHash {
+				t.Errorf("Classify(%+v).FlowHash = %#x, want %#x", tt.req, d.FlowHash, wantHash)
+			}
+		})
+	}
+}
+
+func TestClassifyAllocs(t *testing.T) {
+	c, err := Compile(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &Request{User: "system:node:n1", Groups: []string{GroupNodes, GroupAuthenticated}, Verb: "patch",
+		Resource: "nodes", Subresource: "status", ResourceRequest: true}
+	if n := testing.AllocsPerRun(100, func() { c.Classify(req) }); n != 0 {
+		t.Errorf("Classify allocates %v times per call, want 0", n)
+	}
+}

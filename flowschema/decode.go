@@ -1,0 +1,196 @@
+package flowschema
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Decode reads FlowSchemas and PriorityLevelConfigurations from Kubernetes
+// YAML or JSON: one object, several (YAML documents separated by "---", or
+// concatenated JSON values), or lists (kind List, FlowSchemaList or
+// PriorityLevelConfigurationList, as "kubectl get flowschemas,
+// prioritylevelconfigurations -o yaml" prints). Objects keep the order in
+// which they appear. apiVersion must be flowcontrol.apiserver.k8s.io/v1 or
+// empty. Unknown fields are ignored; no defaults are applied (see
+// Config.SetDefaults).
+func Decode(data []byte) (*Config, error) {
+	docs, err := splitDocuments(data)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &Config{}
+	for i, doc := range docs {
+		if err := cfg.addDocument(doc, fmt.Sprintf("document %d", i+1)); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+// splitDocuments turns data into JSON documents.
+func splitDocuments(data []byte) ([]json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
+		var docs []json.RawMessage
+		dec := json.NewDecoder(bytes.NewReader(trimmed))
+		for {
+			var raw json.RawMessage
+			err := dec.Decode(&raw)
+			if err == io.EOF {
+				return docs, nil
+			}
+			if err != nil {
+				return nil, fmt.Errorf("flowschema: JSON document %d: %w", len(docs)+1, err)
+			}
+			docs = append(docs, raw)
+		}
+	}
+	var docs []json.RawMessage
+	for i, y := range splitYAML(data) {
+		if len(bytes.TrimSpace(stripComments(y))) == 0 {
+			continue
+		}
+		j, err := yaml.YAMLToJSON(y)
+		if err != nil {
+			return nil, fmt.Errorf("flowschema: YAML document %d: %w", i+1, err)
+		}
+		if bytes.Equal(bytes.TrimSpace(j), []byte("null")) {
+			continue
+		}
+		docs = append(docs, j)
+	}
+	return docs, nil
+}
+
+// splitYAML splits a YAML stream at "---" document separators.
+func splitYAML(data []byte) [][]byte {
+	var docs [][]byte
+	var cur bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), len(data)+1)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "---") && strings.TrimSpace(strings.TrimPrefix(line, "---")) == "" {
+			docs = append(docs, bytes.Clone(cur.Bytes()))
+			cur.Reset()
+			continue
+		}
+		cur.WriteString(line)
+		cur.WriteByte('\n')
+	}
+	return append(docs, cur.Bytes())
+}
+
+func stripComments(doc []byte) []byte {
+	var out []byte
+	for line := range bytes.Lines(doc) {
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
+			out = append(out, line...)
+		}
+	}
+	return out
+}
+
+type header struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Items      []json.RawMessage `json:"items"`
+}
+
+func (c *Config) addDocument(doc json.RawMessage, where string) error {
+	var h header
+	if err := json.Unmarshal(doc, &h); err != nil {
+		return fmt.Errorf("flowschema: %s: %w", where, err)
+	}
+	switch h.Kind {
+	case KindList, KindFSList, KindPLList:
+		if h.Kind != KindList {
+			if err := checkAPIVersion(h.APIVersion, where); err != nil {
+				return err
+			}
+		}
+		for i, item := range h.Items {
+			if err := c.addDocument(item, fmt.Sprintf("%s, items[%d]", where, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case KindFS, KindPL:
+	case "":
+		return fmt.Errorf("flowschema: %s: missing kind", where)
+	default:
+		return fmt.Errorf("flowschema: %s: unsupported kind %q (want %s, %s or a list of them)", where, h.Kind, KindFS, KindPL)
+	}
+	if err := checkAPIVersion(h.APIVersion, where); err != nil {
+		return err
+	}
+	var err error
+	if h.Kind == KindFS {
+		var fs FlowSchema
+		if err = json.Unmarshal(doc, &fs); err == nil {
+			c.FlowSchemas = append(c.FlowSchemas, fs)
+		}
+	} else {
+		var pl PriorityLevelConfiguration
+		if err = json.Unmarshal(doc, &pl); err == nil {
+			c.PriorityLevels = append(c.PriorityLevels, pl)
+		}
+	}
+	if err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return fmt.Errorf("flowschema: %s (%s): field %s: cannot use a JSON %s as %s", where, h.Kind, te.Field, te.Value, te.Type)
+		}
+		return fmt.Errorf("flowschema: %s (%s): %w", where, h.Kind, err)
+	}
+	return nil
+}
+
+func checkAPIVersion(v, where string) error {
+	if v == "" || v == APIVersion {
+		return nil
+	}
+	return fmt.Errorf("flowschema: %s: unsupported apiVersion %q (want %s)", where, v, APIVersion)
+}
+
+// Encode writes c as a multi-document YAML stream (priority levels first),
+// which Decode reads back.
+func (c *Config) Encode(w io.Writer) error {
+	first := true
+	write := func(v any) error {
+		y, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if !first {
+			if _, err := io.WriteString(w, "---\n"); err != nil {
+				return err
+			}
+		}
+		first = false
+		_, err = w.Write(y)
+		return err
+	}
+	for i := range c.PriorityLevels {
+		pl := c.PriorityLevels[i]
+		pl.APIVersion, pl.Kind = APIVersion, KindPL
+		if err := write(&pl); err != nil {
+			return err
+		}
+	}
+	for i := range c.FlowSchemas {
+		fs := c.FlowSchemas[i]
+		fs.APIVersion, fs.Kind = APIVersion, KindFS
+		if err := write(&fs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
