@@ -347,6 +347,9 @@ func (t *Ticket) Queue() int {
 	return t.r.Queue()
 }
 
+// Wait returns how long the request waited for dispatch.
+func (t *Ticket) Wait() time.Duration { return t.start.Sub(t.r.ArrivalTime()) }
+
 // Work returns the request's work estimate as the queue set used it.
 func (t *Ticket) Work() fairqueue.WorkEstimate {
 	t.lv.mu.Lock()

@@ -46,7 +46,6 @@ func (c *Controller) Dump() []LevelDump {
 	return out
 }
 
-
 func debugTabWriter(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 8, 0, 1, ' ', 0) }
 
 func writeRow(w io.Writer, cols ...string) {

@@ -76,16 +76,36 @@ type handler struct {
 	opts HandlerOptions
 }
 
-type watchInitKey struct{}
+type ctxKey struct{}
+
+// admitted is what the middleware puts in an admitted request's context.
+type admitted struct {
+	t     *Ticket
+	watch bool
+	once  sync.Once
+}
+
+func (a *admitted) finish() { a.once.Do(a.t.Finish) }
+
+// TicketFromContext returns the Ticket of the request the middleware
+// admitted with ctx, or nil. Handlers may read it (Classification, Wait)
+// but must not Finish it: the middleware does.
+func TicketFromContext(ctx context.Context) *Ticket {
+	if a, ok := ctx.Value(ctxKey{}).(*admitted); ok {
+		return a.t
+	}
+	return nil
+}
 
 // SignalWatchInitialized tells the middleware that the watch served with
 // ctx (the request's context) has sent its initial events: its seats are
-// released, while the watch goes on. Without it a watch holds its seats
-// until its handler returns. It does nothing for other requests, and
-// nothing the second time.
+// released, while the watch goes on, as upstream releases a watch's seats
+// at its initialization signal. Without it a watch holds its seats until
+// its handler returns. It does nothing for other requests, and nothing the
+// second time.
 func SignalWatchInitialized(ctx context.Context) {
-	if f, ok := ctx.Value(watchInitKey{}).(func()); ok {
-		f()
+	if a, ok := ctx.Value(ctxKey{}).(*admitted); ok && a.watch {
+		a.finish()
 	}
 }
 
@@ -133,16 +153,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setUIDHeaders(w, &t.cl)
-	if !isWatch {
-		defer t.Finish()
-		h.next.ServeHTTP(w, r)
-		return
+	a := &admitted{t: t, watch: isWatch}
+	defer a.finish()
+	if isWatch {
+		if forget := h.opts.Watches.Register(&ri, r.URL.Query()); forget != nil {
+			defer forget()
+		}
 	}
-	var once sync.Once
-	done := func() { once.Do(t.Finish) }
-	defer done()
-	if forget := h.opts.Watches.Register(&ri, r.URL.Query()); forget != nil {
-		defer forget()
-	}
-	h.next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), watchInitKey{}, done)))
+	h.next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, a)))
 }

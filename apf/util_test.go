@@ -8,7 +8,9 @@ import (
 	"time"
 )
 
-func mustRequest(method, target string) *http.Request { return httptest.NewRequest(method, target, nil) }
+func mustRequest(method, target string) *http.Request {
+	return httptest.NewRequest(method, target, nil)
+}
 
 // waitFor polls cond for up to 10 s.
 func waitFor(t testing.TB, cond func() bool) {
