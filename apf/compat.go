@@ -1,26 +1,22 @@
 package apf
 
 import (
-	"errors"
-
 	"github.com/fairslice/fairslice/fairqueue"
 )
 
-// The accessors of the per-request state the controller keeps in a
-// fairqueue.Request.
+// The per-request state the controller keeps in a fairqueue.Request: the
+// flow's names for Dump and the *Ticket as the flow's Key.
 
 func setFlow(r *fairqueue.Request, fs, dist string, t *Ticket) {
-	r.FlowSchema, r.FlowDistinguisher, r.Value = fs, dist, t
+	r.Flow = fairqueue.Flow{FlowSchema: fs, FlowDistinguisher: dist, Key: t}
 }
 
-func ticketOf(r *fairqueue.Request) *Ticket { return r.Value.(*Ticket) }
+func ticketOf(r *fairqueue.Request) *Ticket { return r.Key.(*Ticket) }
 
 // requestOf returns the Request behind a dumped request, if known.
-func requestOf(*fairqueue.RequestDump) *Request { return nil }
-
-func validateWork(we fairqueue.WorkEstimate) error {
-	if we.InitialSeats == 0 {
-		return errors.New("InitialSeats=0 must be at least 1")
+func requestOf(r *fairqueue.RequestDump) *Request {
+	if t, ok := r.Key.(*Ticket); ok {
+		return t.req
 	}
 	return nil
 }

@@ -368,7 +368,8 @@ func (t *Ticket) event(wait time.Duration) RequestEvent {
 // waits until it is dispatched. It returns a Ticket, or a *RejectedError
 // if the request is rejected on arrival (queue-full, concurrency-limit) or
 // its context ends while it waits (time-out; ctx's deadline is the wait
-// limit: see WaitLimit), or ErrClosed after Close. A request whose context
+// limit: the middleware applies upstream's, see
+// fairqueue.UpstreamWaitLimit), or ErrClosed after Close. A request whose context
 // has already ended is rejected with time-out without entering a queue.
 // If ctx ends just as the request is dispatched, the Ticket is returned.
 func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (*Ticket, error) {
@@ -386,7 +387,7 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (*Ti
 		if work != nil {
 			we = work(&t.cl, lv.maxSeats.Load())
 		}
-		if err := validateWork(we); err != nil {
+		if err := we.Validate(); err != nil {
 			return nil, fmt.Errorf("apf: work estimate of a request to priority level %q: %w", lv.name, err)
 		}
 		t.seats = we.MaxSeats()
@@ -404,9 +405,7 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (*Ti
 			continue // reaped after we classified: classify again
 		}
 		now := c.clock.Now()
-		lv.arriving = t
 		reason := lv.qs.Arrive(now, &t.r, d.FlowHash, we)
-		lv.arriving = nil
 		if reason != "" {
 			c.obs.Rejected(t.event(0), reason)
 			lv.mu.Unlock()
@@ -427,7 +426,11 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (*Ti
 	lv := t.lv
 	lv.mu.Lock()
 	now := c.clock.Now()
-	if !lv.qs.Cancel(now, &t.r) {
+	remove := lv.qs.Cancel // the caller gave up (or Close)
+	if errors.Is(err, context.DeadlineExceeded) {
+		remove = lv.qs.Expire // its wait limit passed
+	}
+	if !remove(now, &t.r) {
 		lv.mu.Unlock()
 		return t, nil // dispatched meanwhile: admitted, as upstream
 	}

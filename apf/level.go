@@ -33,7 +33,6 @@ type level struct {
 	quiescing bool
 	removed   bool
 	timers    map[*Ticket]fairqueue.Timer
-	arriving  *Ticket // the request inside qs.Arrive, for the Enqueued hook
 }
 
 // hooks adapts a level to fairqueue.Observer: only the queue length after
@@ -44,8 +43,8 @@ type hooks struct {
 	lv *level
 }
 
-func (h hooks) Enqueued(n int) {
-	if t := h.lv.arriving; t != nil {
+func (h hooks) Enqueued(req fairqueue.RequestInfo, n int) {
+	if t, ok := req.Key.(*Ticket); ok {
 		t.queued = true
 		h.lv.c.obs.Enqueued(t.event(0), n)
 	}

@@ -31,7 +31,8 @@ type HandlerOptions struct {
 	// Watches tracks open watches; default a new WatchTracker.
 	Watches *WatchTracker
 	// DefaultWaitLimit is the wait limit of requests whose context has no
-	// deadline; default DefaultRequestWaitLimit (15 s). See WaitLimit.
+	// deadline; default DefaultRequestWaitLimit (15 s). Requests with a
+	// deadline may wait a quarter of it, at most a minute, as upstream.
 	DefaultWaitLimit time.Duration
 }
 

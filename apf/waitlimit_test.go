@@ -6,36 +6,30 @@ import (
 	"time"
 )
 
-func TestWaitLimit(t *testing.T) {
-	t0 := time.Unix(1000, 0)
+func TestWaitContext(t *testing.T) {
+	t0 := time.Now()
 	cases := []struct {
-		deadline time.Duration
-		has      bool
+		deadline time.Duration // 0: none
 		def      time.Duration
 		want     time.Duration
 	}{
-		{0, false, DefaultRequestWaitLimit, 15 * time.Second},
-		{0, false, 2 * time.Minute, time.Minute},
-		{60 * time.Second, true, DefaultRequestWaitLimit, 15 * time.Second},
-		{8 * time.Second, true, DefaultRequestWaitLimit, 2 * time.Second},
-		{10 * time.Minute, true, DefaultRequestWaitLimit, time.Minute},
-		{-4 * time.Second, true, DefaultRequestWaitLimit, -time.Second},
+		{0, DefaultRequestWaitLimit, 15 * time.Second},
+		{0, 2 * time.Minute, time.Minute},
+		{40 * time.Second, DefaultRequestWaitLimit, 10 * time.Second},
+		{10 * time.Minute, DefaultRequestWaitLimit, time.Minute},
 	}
 	for _, c := range cases {
-		if got := WaitLimit(t0, t0.Add(c.deadline), c.has, c.def); got != c.want {
-			t.Errorf("WaitLimit(deadline +%v, has %v, def %v) = %v, want %v", c.deadline, c.has, c.def, got, c.want)
+		ctx := context.Background()
+		cancel := context.CancelFunc(func() {})
+		if c.deadline > 0 {
+			ctx, cancel = context.WithDeadline(ctx, t0.Add(c.deadline))
 		}
-	}
-}
-
-func TestWaitContext(t *testing.T) {
-	t0 := time.Now()
-	ctx, cancel := context.WithDeadline(context.Background(), t0.Add(40*time.Second))
-	defer cancel()
-	wctx, wcancel := waitContext(ctx, t0, DefaultRequestWaitLimit)
-	defer wcancel()
-	if d, _ := wctx.Deadline(); !d.Equal(t0.Add(10 * time.Second)) {
-		t.Errorf("wait deadline = %v after arrival, want 10s", d.Sub(t0))
+		wctx, wcancel := waitContext(ctx, t0, c.def)
+		if d, _ := wctx.Deadline(); !d.Equal(t0.Add(c.want)) {
+			t.Errorf("waitContext(deadline +%v, default %v): wait deadline +%v, want +%v", c.deadline, c.def, d.Sub(t0), c.want)
+		}
+		wcancel()
+		cancel()
 	}
 	done, dcancel := context.WithCancel(context.Background())
 	dcancel()

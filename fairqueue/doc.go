@@ -44,8 +44,25 @@
 //
 // Limiter is the thin concurrent shell for servers: a mutex around a
 // QueueSet, blocking in the caller's goroutine with a context, an
-// injectable Clock, timers it owns for final seats, and an Observer for
-// metrics that is called outside the lock.
+// injectable Clock, timers it owns for final seats and wait limits, and an
+// Observer for metrics that is called outside the lock, in order. It is
+// what a server puts in front of its handlers:
+//   - WaitFlow/DoFlow take the request's Flow (hash, FlowSchema and
+//     distinguisher names, an opaque Key), which Dump and Observer events
+//     carry along with the queue index, so per-flow metrics need nothing
+//     else;
+//   - every WorkEstimate is validated (WorkEstimate.Validate: at least one
+//     initial seat, at most MaxWorkSeats, a latency in [0,
+//     MaxAdditionalLatency]);
+//   - a context that has already ended is returned at once without
+//     arriving, so no seat goes to a client that is gone;
+//   - a request whose context has no deadline waits at most
+//     LimiterOptions.WaitLimit (DefaultWaitLimit, upstream's 15 s, unless
+//     set; UpstreamWaitLimit gives upstream's rule for a context with a
+//     deadline: a quarter of the time left, at most one minute);
+//   - Close (or Shutdown, which also waits for executing requests) ends
+//     every waiting request with ErrClosed and leaves no seat, timer or
+//     goroutine behind.
 //
 // Dump gives upstream's dump_queues / dump_requests information and writes
 // it in the debug endpoints' text format. DemandStats integrates the seat
@@ -67,7 +84,9 @@
 //   - the final-seats clamp is skipped without queues (kubernetes#107964;
 //     Config.ClampFinalSeatsWithoutQueues applies it);
 //   - SeatsWaiting drifts up when the clamp lowers a request's seats;
-//   - Counts.TimedOut is always 0 (time-outs count as Cancelled);
+//   - Counts.TimedOut is always 0 and every removal from a queue counts in
+//     Cancelled and Rejected (Counts.WaitLimitExpired and CallerCancelled
+//     split them by cause);
 //   - a surplus queue is removed by the index it last had, even if it was
 //     already removed while a request lingered in its final phase, which
 //     can remove a queue with waiting requests and strand them (upstream

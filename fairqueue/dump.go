@@ -43,13 +43,13 @@ type QueueDump struct {
 	TotalWorkSum                 SeatSeconds // over waiting requests
 }
 
-// RequestDump describes one request.
+// RequestDump describes one request. Its queue is the QueueDump it is
+// listed in (none for QueuelessExecuting).
 type RequestDump struct {
-	FlowSchema        string
-	FlowDistinguisher string
-	ArriveTime        time.Time
-	StartTime         time.Time // zero while waiting
-	Work              WorkEstimate
+	Flow
+	ArriveTime time.Time
+	StartTime  time.Time // zero while waiting
+	Work       WorkEstimate
 }
 
 // Dump returns a snapshot. It does not advance R (upstream's does not
@@ -87,11 +87,10 @@ func dumpList(l *reqList) []RequestDump {
 	out := make([]RequestDump, 0, l.n)
 	for r := l.head; r != nil; r = r.next {
 		out = append(out, RequestDump{
-			FlowSchema:        r.FlowSchema,
-			FlowDistinguisher: r.FlowDistinguisher,
-			ArriveTime:        r.arrivalTime,
-			StartTime:         r.startTime,
-			Work:              r.work,
+			Flow:       r.Flow,
+			ArriveTime: r.arrivalTime,
+			StartTime:  r.startTime,
+			Work:       r.work,
 		})
 	}
 	return out

@@ -40,7 +40,7 @@ func ExampleQueueSet() {
 	// dispatch r1 from queue 1
 	// dispatch r3 from queue 1
 	// dispatch r2 from queue 0
-	// {Waiting:1 Executing:2 SeatsInUse:2 SeatsWaiting:1 Dispatched:4 Rejected:0 TimedOut:0 Cancelled:0 EpochAdvances:0 ActiveQueues:2 Queues:4}
+	// {Waiting:1 Executing:2 SeatsInUse:2 SeatsWaiting:1 Dispatched:4 Rejected:0 TimedOut:0 Cancelled:0 WaitLimitExpired:0 CallerCancelled:0 EpochAdvances:0 ActiveQueues:2 Queues:4}
 }
 
 // Final seats are held after Finish until the caller's Release.

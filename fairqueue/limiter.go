@@ -31,13 +31,20 @@ func (RealClock) Now() time.Time { return time.Now() }
 // AfterFunc wraps time.AfterFunc.
 func (RealClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 
-// ErrClosed is returned by Limiter.Wait after Close.
+// ErrClosed is returned by Limiter.Wait after Close, and by a Wait that was
+// waiting in a queue when Close was called.
 var ErrClosed = errors.New("fairqueue: limiter closed")
+
+// ErrWaitLimit is the error a RejectedError with ReasonTimeOut wraps when
+// the Limiter's own wait limit (LimiterOptions.WaitLimit) passed.
+var ErrWaitLimit = errors.New("fairqueue: wait limit expired")
 
 // RejectedError reports that a request will not execute, and why.
 type RejectedError struct {
 	Reason Reason
-	// Err is the context's error for ReasonTimeOut, else nil.
+	// Err is, for ReasonTimeOut, the context's error (context.Canceled when
+	// the caller gave up, context.DeadlineExceeded when the context's
+	// deadline passed) or ErrWaitLimit; nil otherwise.
 	Err error
 }
 
@@ -52,47 +59,123 @@ func (e *RejectedError) Error() string {
 // Unwrap returns the context's error, if any.
 func (e *RejectedError) Unwrap() error { return e.Err }
 
+// Wait limits, as upstream's APF filter applies them.
+const (
+	// DefaultWaitLimit is the wait limit a Limiter gives a request whose
+	// context has no deadline, unless LimiterOptions.WaitLimit says
+	// otherwise: upstream's default, a quarter of kube-apiserver's default
+	// --request-timeout of one minute.
+	DefaultWaitLimit = 15 * time.Second
+	// NoWaitLimit, as LimiterOptions.WaitLimit, lets a request whose
+	// context has no deadline wait until it is dispatched or cancelled.
+	// Any negative value means the same.
+	NoWaitLimit time.Duration = -1
+	// MaxUpstreamWaitLimit caps the wait limit UpstreamWaitLimit returns.
+	MaxUpstreamWaitLimit = time.Minute
+)
+
+// UpstreamWaitLimit returns the wait limit upstream's APF filter gives a
+// request that arrived at arrived with context ctx: a quarter of the time
+// from arrived to ctx's deadline if it has one, else defaultLimit; in
+// either case at most MaxUpstreamWaitLimit (one minute). The result may be
+// zero or negative for a deadline at or before arrived. To apply it, wait
+// with a derived context:
+//
+//	limit := fairqueue.UpstreamWaitLimit(ctx, arrived, fairqueue.DefaultWaitLimit)
+//	wctx, cancel := context.WithDeadline(ctx, arrived.Add(limit))
+//	defer cancel()
+//	t, err := l.WaitFlow(wctx, flow, work)
+func UpstreamWaitLimit(ctx context.Context, arrived time.Time, defaultLimit time.Duration) time.Duration {
+	limit := defaultLimit
+	if deadline, ok := ctx.Deadline(); ok {
+		limit = deadline.Sub(arrived) / 4
+	}
+	return min(limit, MaxUpstreamWaitLimit)
+}
+
 // LimiterOptions are the optional parts of a Limiter.
 type LimiterOptions struct {
 	// Clock defaults to RealClock.
 	Clock Clock
-	// Observer, if set, is called after the Limiter's lock is released,
-	// in the order the events happened, from the goroutine whose call (or
-	// final-seat timer) caused them.
+	// Observer, if set, is called outside the Limiter's lock, in the order
+	// the events happened, one call at a time (see Observer).
 	Observer Observer
+	// WaitLimit is how long a request whose context has no deadline may
+	// wait in a queue before it is removed with ReasonTimeOut (wrapping
+	// ErrWaitLimit). Zero means DefaultWaitLimit (15 s, upstream's
+	// default); NoWaitLimit (any negative value) means no limit. A request
+	// whose context has a deadline waits until that deadline instead (see
+	// UpstreamWaitLimit for upstream's rule).
+	WaitLimit time.Duration
 }
 
 // Limiter is a concurrency-safe fair-queuing admission gate for servers: a
 // QueueSet behind a mutex, with blocking in the caller's goroutine.
 //
-// A caller calls Wait (or Do) with the flow hash and work estimate of a
-// request; Wait returns a Ticket once the request is dispatched, or an
-// error if it is rejected or its context ends while it waits (the context
-// deadline is the wait limit). The caller calls Ticket.Finish when the
-// request's work is done.
+// A caller calls WaitFlow (or DoFlow; Wait and Do for a bare hash) with the
+// flow and work estimate of a request; it returns a Ticket once the request
+// is dispatched, or an error if the estimate is invalid, the request is
+// rejected, its wait limit passes, its context ends while it waits, or the
+// Limiter is closed. The caller calls Ticket.Finish when the request's work
+// is done.
 //
 // Final seats (AdditionalLatency > 0) are released by a timer the Limiter
 // owns, started by Finish on its Clock for exactly AdditionalLatency, so
-// dispatch is not delayed beyond the release time; Close stops pending
-// timers (their seats are then never released).
+// dispatch is not delayed beyond the release time.
 //
-// The Observer and nothing else user-supplied runs under the lock; it is
-// called after it. All methods are safe for concurrent use.
+// Close (or Shutdown) ends every waiting request with ErrClosed, releases
+// held final seats at once, and stops every timer; executing requests run
+// to their Finish, which then releases all their seats at once.
+//
+// The Observer and nothing else user-supplied runs outside the lock. All
+// methods are safe for concurrent use.
+//
+// Cost: a request that is dispatched at once costs two allocations (its
+// Ticket and the channel it waits on); one that waits without a context
+// deadline also allocates its wait-limit timer. See BENCHMARKS.md.
 type Limiter struct {
-	mu     sync.Mutex
-	qs     *QueueSet
-	clock  Clock
-	obs    Observer
-	rec    recorder
+	mu        sync.Mutex
+	qs        *QueueSet
+	clock     Clock
+	obs       Observer
+	waitLimit time.Duration // ≤ 0: none
+
+	// Waiting tickets, oldest first (for Close).
+	waitHead, waitTail *Ticket
+	// Final-seat timers of lingering tickets.
 	timers map[*Ticket]Timer
 	closed bool
+	// drained is closed when, after Close, nothing executes any more.
+	drained chan struct{}
+
+	// Observer events, recorded under mu and delivered by one goroutine at
+	// a time (delivering) outside it; spare is the other buffer.
+	evs, spare []event
+	delivering bool
 }
+
+// outcome is how a Ticket's wait ended.
+type outcome uint8
+
+const (
+	outPending    outcome = iota
+	outDispatched         // admitted
+	outExpired            // the Limiter's wait limit passed
+	outCtx                // the context ended while waiting
+	outClosed             // Close removed it
+)
 
 // Ticket is an admitted request. Call Finish exactly once.
 type Ticket struct {
-	l     *Limiter
-	r     Request
-	ready chan struct{}
+	l       *Limiter
+	r       Request
+	ready   chan struct{} // closed when outcome leaves outPending
+	outcome outcome
+	// While waiting: the wait-limit timer, if any, and the links of the
+	// Limiter's list of waiting tickets.
+	limit      Timer
+	prev, next *Ticket
+	listed     bool
 }
 
 // Queue returns the index of the queue the request went through, or -1.
@@ -101,6 +184,9 @@ func (t *Ticket) Queue() int {
 	defer t.l.mu.Unlock()
 	return t.r.Queue()
 }
+
+// Flow returns the flow the request was admitted with.
+func (t *Ticket) Flow() Flow { return t.r.Flow }
 
 // NewLimiter returns a Limiter for cfg.
 func NewLimiter(cfg Config, opts LimiterOptions) (*Limiter, error) {
@@ -113,60 +199,197 @@ func NewLimiter(cfg Config, opts LimiterOptions) (*Limiter, error) {
 		return nil, err
 	}
 	l := &Limiter{qs: qs, clock: clk, obs: opts.Observer, timers: map[*Ticket]Timer{}}
-	if l.obs != nil {
-		qs.SetObserver(&l.rec)
+	switch {
+	case opts.WaitLimit == 0:
+		l.waitLimit = DefaultWaitLimit
+	case opts.WaitLimit > 0:
+		l.waitLimit = opts.WaitLimit
 	}
-	qs.SetDispatchFunc(func(r *Request) { close(r.Value.(*Ticket).ready) })
+	if l.obs != nil {
+		qs.SetObserver((*recorder)(l))
+	}
+	qs.SetDispatchFunc(l.dispatched)
 	return l, nil
 }
 
-// unlock releases the lock and then reports the buffered events.
-func (l *Limiter) unlock() {
-	evs := l.rec.take()
-	l.mu.Unlock()
-	for _, e := range evs {
-		e.deliver(l.obs)
-	}
+// dispatched is the QueueSet's dispatch function (called under mu).
+func (l *Limiter) dispatched(r *Request) {
+	t := r.Value.(*Ticket)
+	l.settle(t, outDispatched)
 }
 
-// Wait admits a request of the given flow and work, blocking until it is
-// dispatched. It returns a *RejectedError with ReasonQueueFull or
-// ReasonConcurrencyLimit if the request is rejected on arrival, and one with
-// ReasonTimeOut (wrapping ctx.Err()) if ctx ends while it waits; in both
-// cases nothing is left to do. If ctx ends just as the request is
-// dispatched, Wait returns the Ticket (the request counts as admitted, as
-// upstream's). It returns ErrClosed after Close.
+// settle ends t's wait with o (under mu).
+func (l *Limiter) settle(t *Ticket, o outcome) {
+	t.outcome = o
+	l.unlist(t)
+	if t.limit != nil {
+		t.limit.Stop()
+		t.limit = nil
+	}
+	close(t.ready)
+}
+
+func (l *Limiter) list(t *Ticket) {
+	t.listed = true
+	t.prev, t.next = l.waitTail, nil
+	if l.waitTail != nil {
+		l.waitTail.next = t
+	} else {
+		l.waitHead = t
+	}
+	l.waitTail = t
+}
+
+func (l *Limiter) unlist(t *Ticket) {
+	if !t.listed {
+		return
+	}
+	t.listed = false
+	if t.prev != nil {
+		t.prev.next = t.next
+	} else {
+		l.waitHead = t.next
+	}
+	if t.next != nil {
+		t.next.prev = t.prev
+	} else {
+		l.waitTail = t.prev
+	}
+	t.prev, t.next = nil, nil
+}
+
+// unlock releases the lock and delivers the recorded Observer events, unless
+// another goroutine is delivering them already: then that one delivers
+// these too, after the ones before them, so events reach the Observer in
+// the order they happened and one at a time.
+func (l *Limiter) unlock() {
+	if l.delivering || len(l.evs) == 0 {
+		l.mu.Unlock()
+		return
+	}
+	l.delivering = true
+	finished := false
+	defer func() {
+		if !finished { // the Observer panicked: let the next caller deliver
+			l.mu.Lock()
+			l.delivering = false
+			l.mu.Unlock()
+		}
+	}()
+	for len(l.evs) > 0 {
+		batch := l.evs
+		l.evs = l.spare[:0]
+		l.mu.Unlock()
+		for i := range batch {
+			batch[i].deliver(l.obs)
+		}
+		clear(batch) // drop references to flow keys
+		l.mu.Lock()
+		l.spare = batch[:0]
+	}
+	l.delivering = false
+	finished = true
+	l.mu.Unlock()
+}
+
+// Wait is WaitFlow for a flow known only by its hash.
 func (l *Limiter) Wait(ctx context.Context, hash uint64, work WorkEstimate) (*Ticket, error) {
+	return l.WaitFlow(ctx, Flow{Hash: hash}, work)
+}
+
+// WaitFlow admits a request of the given flow and work, blocking until it
+// is dispatched, and returns its Ticket. The flow's names and Key appear in
+// Dump and in Observer events. Otherwise it returns, with nothing left to
+// do:
+//   - an error wrapping ErrInvalidWorkEstimate if work is invalid
+//     (WorkEstimate.Validate);
+//   - ctx.Err() itself if ctx has already ended: the request does not
+//     arrive at all, takes no seat and is not counted;
+//   - ErrClosed if the Limiter is closed, or is closed while the request
+//     waits;
+//   - a *RejectedError with ReasonQueueFull or ReasonConcurrencyLimit if
+//     the request is rejected on arrival;
+//   - a *RejectedError with ReasonTimeOut if the request is removed from
+//     its queue: wrapping ctx.Err() if ctx ends while it waits (a deadline
+//     counts in Counts.WaitLimitExpired, a cancellation in
+//     CallerCancelled), or ErrWaitLimit if ctx has no deadline and the
+//     Limiter's wait limit passes (WaitLimitExpired).
+//
+// If ctx ends just as the request is dispatched, WaitFlow returns the
+// Ticket (the request counts as admitted, as upstream's).
+func (l *Limiter) WaitFlow(ctx context.Context, flow Flow, work WorkEstimate) (*Ticket, error) {
+	if err := work.Validate(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	t := &Ticket{l: l, ready: make(chan struct{})}
+	t.r.Flow = flow
 	t.r.Value = t
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
 		return nil, ErrClosed
 	}
-	reason := l.qs.Arrive(l.clock.Now(), &t.r, hash, work)
+	reason := l.qs.Arrive(l.clock.Now(), &t.r, flow.Hash, work)
+	if reason == "" && t.outcome == outPending {
+		l.list(t)
+		if _, ok := ctx.Deadline(); !ok && l.waitLimit > 0 {
+			t.limit = l.clock.AfterFunc(l.waitLimit, func() { l.expire(t) })
+		}
+	}
 	l.unlock()
 	if reason != "" {
 		return nil, &RejectedError{Reason: reason}
 	}
 	select {
 	case <-t.ready:
-		return t, nil
 	case <-ctx.Done():
+		l.mu.Lock()
+		if t.outcome == outPending {
+			now := l.clock.Now()
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				l.qs.Expire(now, &t.r)
+			} else {
+				l.qs.Cancel(now, &t.r)
+			}
+			l.settle(t, outCtx)
+		}
+		l.unlock()
 	}
-	l.mu.Lock()
-	cancelled := l.qs.Cancel(l.clock.Now(), &t.r)
-	l.unlock()
-	if cancelled {
+	switch t.outcome {
+	case outDispatched:
+		return t, nil
+	case outExpired:
+		return nil, &RejectedError{Reason: ReasonTimeOut, Err: ErrWaitLimit}
+	case outClosed:
+		return nil, ErrClosed
+	default:
 		return nil, &RejectedError{Reason: ReasonTimeOut, Err: ctx.Err()}
 	}
-	return t, nil
 }
 
-// Do runs fn if the request is admitted (see Wait) and finishes it after
-// fn returns or panics.
+// expire is the wait-limit timer's function.
+func (l *Limiter) expire(t *Ticket) {
+	l.mu.Lock()
+	if t.outcome == outPending {
+		l.qs.Expire(l.clock.Now(), &t.r)
+		t.limit = nil
+		l.settle(t, outExpired)
+	}
+	l.unlock()
+}
+
+// Do is DoFlow for a flow known only by its hash.
 func (l *Limiter) Do(ctx context.Context, hash uint64, work WorkEstimate, fn func()) error {
-	t, err := l.Wait(ctx, hash, work)
+	return l.DoFlow(ctx, Flow{Hash: hash}, work, fn)
+}
+
+// DoFlow runs fn if the request is admitted (see WaitFlow) and finishes it
+// after fn returns or panics.
+func (l *Limiter) DoFlow(ctx context.Context, flow Flow, work WorkEstimate, fn func()) error {
+	t, err := l.WaitFlow(ctx, flow, work)
 	if err != nil {
 		return err
 	}
@@ -176,8 +399,8 @@ func (l *Limiter) Do(ctx context.Context, hash uint64, work WorkEstimate, fn fun
 }
 
 // Finish records that the request's work is done, releasing its seats (its
-// final seats after AdditionalLatency) and dispatching waiting requests.
-// It panics if called twice.
+// final seats after AdditionalLatency, or at once if the Limiter is
+// closed) and dispatching waiting requests. It panics if called twice.
 func (t *Ticket) Finish() {
 	l := t.l
 	l.mu.Lock()
@@ -187,9 +410,14 @@ func (t *Ticket) Finish() {
 	}
 	now := l.clock.Now()
 	at, lingering := l.qs.Finish(now, &t.r)
-	if lingering && !l.closed {
-		l.timers[t] = l.clock.AfterFunc(at.Sub(now), func() { l.release(t) })
+	if lingering {
+		if l.closed {
+			l.qs.Release(now, &t.r)
+		} else {
+			l.timers[t] = l.clock.AfterFunc(at.Sub(now), func() { l.release(t) })
+		}
 	}
+	l.noteDrained()
 	l.unlock()
 }
 
@@ -247,26 +475,73 @@ func (l *Limiter) ResetDemand() DemandResults {
 	return l.qs.ResetDemand(l.clock.Now())
 }
 
-// Close stops the final-seat timers and makes further Wait calls fail with
-// ErrClosed. Requests already admitted can still Finish.
+// Close shuts the Limiter: every request waiting in a queue is removed at
+// once (counted in CallerCancelled) and its Wait returns ErrClosed; held
+// final seats are released and their timers stopped; later Wait calls
+// return ErrClosed. Executing requests are not interrupted: their Finish
+// releases all their seats at once. After Close and the Finish of every
+// admitted request the Limiter holds no seat, no timer and no goroutine.
+// Close is idempotent.
 func (l *Limiter) Close() {
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.closeLocked()
+	l.unlock()
+}
+
+func (l *Limiter) closeLocked() {
+	if l.closed {
+		return
+	}
 	l.closed = true
+	now := l.clock.Now()
+	for t := l.waitHead; t != nil; t = l.waitHead {
+		l.qs.Cancel(now, &t.r)
+		l.settle(t, outClosed)
+	}
 	for t, tm := range l.timers {
 		tm.Stop()
 		delete(l.timers, t)
+		l.qs.Release(now, &t.r)
+	}
+	l.drained = make(chan struct{})
+	l.noteDrained()
+}
+
+// noteDrained closes drained once nothing executes after Close (under mu).
+func (l *Limiter) noteDrained() {
+	if l.drained != nil && l.qs.totExecuting == 0 {
+		select {
+		case <-l.drained:
+		default:
+			close(l.drained)
+		}
 	}
 }
 
-// recorder is the Observer a Limiter installs on its QueueSet: it buffers
-// events under the lock for delivery after it.
-type recorder struct{ evs []event }
+// Shutdown is Close followed by waiting until every executing request has
+// finished, or until ctx ends, whose error it then returns.
+func (l *Limiter) Shutdown(ctx context.Context) error {
+	l.mu.Lock()
+	l.closeLocked()
+	drained := l.drained
+	l.unlock()
+	select {
+	case <-drained:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// recorder is the Observer a Limiter installs on its QueueSet: it records
+// the events under the lock for delivery after it.
+type recorder Limiter
 
 type eventKind uint8
 
 const (
 	evRejected eventKind = iota
+	evCancelled
 	evEnqueued
 	evDispatched
 	evSeats
@@ -274,40 +549,44 @@ const (
 
 type event struct {
 	kind   eventKind
+	flag   bool
 	reason Reason
+	req    RequestInfo
 	a, b   int
 	d      time.Duration
 }
 
-func (e event) deliver(o Observer) {
+func (e *event) deliver(o Observer) {
 	switch e.kind {
 	case evRejected:
-		o.Rejected(e.reason)
+		o.Rejected(e.req, e.reason)
+	case evCancelled:
+		o.Cancelled(e.req, e.flag)
 	case evEnqueued:
-		o.Enqueued(e.a)
+		o.Enqueued(e.req, e.a)
 	case evDispatched:
-		o.Dispatched(e.d)
+		o.Dispatched(e.req, e.d)
 	case evSeats:
 		o.SeatsChanged(e.a, e.b)
 	}
 }
 
-func (r *recorder) take() []event {
-	if len(r.evs) == 0 {
-		return nil
-	}
-	out := append([]event(nil), r.evs...)
-	r.evs = r.evs[:0]
-	return out
+func (r *recorder) Rejected(req RequestInfo, reason Reason) {
+	r.evs = append(r.evs, event{kind: evRejected, req: req, reason: reason})
 }
 
-func (r *recorder) Rejected(reason Reason) {
-	r.evs = append(r.evs, event{kind: evRejected, reason: reason})
+func (r *recorder) Cancelled(req RequestInfo, expired bool) {
+	r.evs = append(r.evs, event{kind: evCancelled, req: req, flag: expired})
 }
-func (r *recorder) Enqueued(n int) { r.evs = append(r.evs, event{kind: evEnqueued, a: n}) }
-func (r *recorder) Dispatched(d time.Duration) {
-	r.evs = append(r.evs, event{kind: evDispatched, d: d})
+
+func (r *recorder) Enqueued(req RequestInfo, n int) {
+	r.evs = append(r.evs, event{kind: evEnqueued, req: req, a: n})
 }
+
+func (r *recorder) Dispatched(req RequestInfo, d time.Duration) {
+	r.evs = append(r.evs, event{kind: evDispatched, req: req, d: d})
+}
+
 func (r *recorder) SeatsChanged(executing, waiting int) {
 	r.evs = append(r.evs, event{kind: evSeats, a: executing, b: waiting})
 }

@@ -2,12 +2,15 @@ package fairqueue
 
 import (
 	"flag"
-	"os"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 // TestMain lengthens rapid's state-machine runs (default 30 steps), which
-// are too short to reach deep queue states, unless -rapid.steps is given.
+// are too short to reach deep queue states, unless -rapid.steps is given,
+// and fails the package if any goroutine (a Limiter's timer, a waiter) is
+// left running after the tests.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	set := false
@@ -15,5 +18,5 @@ func TestMain(m *testing.M) {
 	if !set {
 		_ = flag.Set("rapid.steps", "300")
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }

@@ -3,20 +3,42 @@ package fairqueue
 import "time"
 
 // Observer receives the events a metrics layer needs, without this package
-// importing one. A QueueSet calls it synchronously from the method that
-// caused the event; a Limiter buffers the events and calls its Observer
-// after releasing its lock. Embed NopObserver to implement only some methods.
+// importing one. Every request event carries the request's flow and queue
+// (RequestInfo), so per-flow and per-queue metrics need no state of their
+// own.
+//
+// A QueueSet calls its Observer synchronously from the method that caused
+// the event, in order. A Limiter records the events under its lock and
+// delivers them after releasing it, in the order they happened, one call
+// at a time (never concurrently), from whichever goroutine is delivering
+// at the moment: possibly not the one whose call caused them, and possibly
+// after that call returned. Every event of a call that returned has been
+// delivered once all calls into the Limiter have returned. Embed
+// NopObserver to implement only some methods.
+//
+// Upstream's metrics map onto the events as follows: rejected_requests_total
+// {reason} counts Rejected by reason plus Cancelled as "time-out";
+// dispatched_requests_total counts Dispatched; request_wait_duration_seconds
+// observes Dispatched's wait; request_queue_length_after_enqueue observes
+// Enqueued's length; the seat gauges follow SeatsChanged.
 type Observer interface {
-	// Rejected reports a request that will not execute, with the reason
-	// (ReasonTimeOut for a request cancelled while waiting).
-	Rejected(reason Reason)
+	// Rejected reports a request turned away on arrival, with
+	// ReasonQueueFull (req.Queue is the queue that was full) or
+	// ReasonConcurrencyLimit (req.Queue is -1).
+	Rejected(req RequestInfo, reason Reason)
+	// Cancelled reports a waiting request removed from its queue without
+	// executing: expired is true when its wait limit passed
+	// (QueueSet.Expire), false when its caller gave up (QueueSet.Cancel,
+	// or Limiter.Close). Upstream counts both as rejected with
+	// ReasonTimeOut.
+	Cancelled(req RequestInfo, expired bool)
 	// Enqueued reports a request entering a queue, with the number of
 	// requests waiting in that queue after it (upstream's
 	// request_queue_length_after_enqueue).
-	Enqueued(queueLength int)
+	Enqueued(req RequestInfo, queueLength int)
 	// Dispatched reports a request starting to execute after waiting for
 	// the given time (zero for a request admitted without a queue).
-	Dispatched(wait time.Duration)
+	Dispatched(req RequestInfo, wait time.Duration)
 	// SeatsChanged reports the seats now executing (held, including final
 	// phases) and waiting, after a change of either.
 	SeatsChanged(executing, waiting int)
@@ -27,13 +49,16 @@ type Observer interface {
 type NopObserver struct{}
 
 // Rejected implements Observer.
-func (NopObserver) Rejected(Reason) {}
+func (NopObserver) Rejected(RequestInfo, Reason) {}
+
+// Cancelled implements Observer.
+func (NopObserver) Cancelled(RequestInfo, bool) {}
 
 // Enqueued implements Observer.
-func (NopObserver) Enqueued(int) {}
+func (NopObserver) Enqueued(RequestInfo, int) {}
 
 // Dispatched implements Observer.
-func (NopObserver) Dispatched(time.Duration) {}
+func (NopObserver) Dispatched(RequestInfo, time.Duration) {}
 
 // SeatsChanged implements Observer.
 func (NopObserver) SeatsChanged(int, int) {}

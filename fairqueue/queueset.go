@@ -76,6 +76,7 @@ type QueueSet struct {
 	handOffset                     int // enqueues % HandSize, kept without dividing
 
 	dispatched, rejected, timedOut, cancelled int
+	expired, callerCancelled                  int
 	epochAdvances                             int
 
 	queueless reqList
@@ -163,8 +164,17 @@ func (qs *QueueSet) apply(now time.Time, cfg Config, dealer *shufflesharding.Dea
 // to the dispatch function before Arrive returns.
 //
 // r must be new or ended; Arrive panics if r is waiting, executing or
-// lingering. In queuing mode the arrival always consumes one step of the
-// hand rotation, even when rejected, as upstream.
+// lingering. It sets r.Hash to hash. In queuing mode the arrival always
+// consumes one step of the hand rotation, even when rejected, as upstream.
+//
+// The core accepts any work estimate without error, and its counts stay
+// consistent (never negative) whatever is passed: seat counts above
+// MaxWorkSeats are lowered to it and a negative AdditionalLatency is raised
+// to 0 (r.Work reports the values used); InitialSeats 0 is kept, as
+// upstream keeps it, so such a request holds no seat (it always fits, and
+// in queuing mode it is dispatched whenever a seat is free); an
+// AdditionalLatency above MaxAdditionalLatency is used as given. Use
+// WorkEstimate.Validate (as Limiter does) to reject such estimates.
 func (qs *QueueSet) Arrive(now time.Time, r *Request, hash uint64, work WorkEstimate) Reason {
 	switch r.state {
 	case StateWaiting, StateExecuting, StateLingering:
@@ -172,6 +182,8 @@ func (qs *QueueSet) Arrive(now time.Time, r *Request, hash uint64, work WorkEsti
 	}
 	qs.syncTime(now)
 	r.qs, r.queue, r.prev, r.next = qs, nil, nil, nil
+	r.Hash = hash
+	work = work.normalized()
 	r.work = work
 	r.finalWork = 0
 	if work.FinalSeats != 0 && work.AdditionalLatency != 0 {
@@ -225,7 +237,7 @@ func (qs *QueueSet) Arrive(now time.Time, r *Request, hash uint64, work WorkEsti
 	r.state = StateWaiting
 	qs.seatsChanged(now)
 	if qs.observer != nil {
-		qs.observer.Enqueued(q.waiting.n)
+		qs.observer.Enqueued(r.info(), q.waiting.n)
 	}
 	qs.bound(q)
 	qs.noteActivity(q, wasActive)
@@ -253,7 +265,7 @@ func (qs *QueueSet) reject(r *Request, reason Reason) Reason {
 	qs.rejected++
 	r.state, r.reason = StateRejected, reason
 	if qs.observer != nil {
-		qs.observer.Rejected(reason)
+		qs.observer.Rejected(r.info(), reason)
 	}
 	return reason
 }
@@ -329,12 +341,25 @@ func (qs *QueueSet) Release(now time.Time, r *Request) {
 	qs.dispatchAll(now)
 }
 
-// Cancel removes waiting request r from its queue at now, ending it with
-// ReasonTimeOut, and reports true. It does not dispatch (upstream does not
-// either). If r is not waiting (already dispatched, or ended), Cancel does
-// nothing, not even advance R, and reports false: the caller then treats r
-// as admitted, as upstream does.
+// Cancel removes waiting request r from its queue at now because its
+// caller gave up, ending it with ReasonTimeOut, and reports true. It counts
+// in Counts.CallerCancelled (and, as upstream, in Cancelled and Rejected).
+// It does not dispatch (upstream does not either). If r is not waiting
+// (already dispatched, or ended), Cancel does nothing, not even advance R,
+// and reports false: the caller then treats r as admitted, as upstream
+// does.
 func (qs *QueueSet) Cancel(now time.Time, r *Request) bool {
+	return qs.remove(now, r, false)
+}
+
+// Expire is Cancel for a request whose wait limit passed: the same removal,
+// counted in Counts.WaitLimitExpired instead of CallerCancelled, and
+// reported to the Observer with expired true.
+func (qs *QueueSet) Expire(now time.Time, r *Request) bool {
+	return qs.remove(now, r, true)
+}
+
+func (qs *QueueSet) remove(now time.Time, r *Request, expired bool) bool {
 	if r.state != StateWaiting || r.qs != qs {
 		return false
 	}
@@ -351,9 +376,17 @@ func (qs *QueueSet) Cancel(now time.Time, r *Request) bool {
 	}
 	qs.totWaiting--
 	qs.totSeatsWaiting -= seats
+	qs.rejected++
 	qs.cancelled++
-	qs.reject(r, ReasonTimeOut)
-	r.state = StateTimedOut
+	if expired {
+		qs.expired++
+	} else {
+		qs.callerCancelled++
+	}
+	r.state, r.reason = StateTimedOut, ReasonTimeOut
+	if qs.observer != nil {
+		qs.observer.Cancelled(r.info(), expired)
+	}
 	qs.seatsChanged(now)
 	qs.bound(q)
 	qs.rekey(q)
@@ -366,13 +399,21 @@ func (qs *QueueSet) Cancel(now time.Time, r *Request) bool {
 func (qs *QueueSet) IsIdle() bool { return qs.totWaiting == 0 && qs.totExecuting == 0 }
 
 // Counts is a snapshot of a QueueSet's totals.
+//
+// Rejected, TimedOut and Cancelled are upstream's totals (its Dump's and
+// debug endpoints'), kept for compatibility: a request removed from its
+// queue counts in both Rejected and Cancelled, whatever the cause.
+// WaitLimitExpired and CallerCancelled split Cancelled by cause, so that
+// Rejected − Cancelled is the number of requests turned away on arrival.
 type Counts struct {
 	Waiting, Executing       int // requests
 	SeatsInUse, SeatsWaiting int
 	Dispatched               int // requests that started executing, with or without a queue
-	Rejected                 int // all rejections, time-outs included (as upstream)
-	TimedOut                 int // always 0, as upstream: time-outs count as Cancelled
-	Cancelled                int // requests removed by Cancel
+	Rejected                 int // rejections on arrival plus removals from a queue (upstream's total)
+	TimedOut                 int // always 0, as upstream's: removals count in Cancelled
+	Cancelled                int // removals from a queue: WaitLimitExpired + CallerCancelled (upstream's total)
+	WaitLimitExpired         int // removals by Expire: the request's wait limit passed
+	CallerCancelled          int // removals by Cancel: the caller gave up (or closed the Limiter)
 	EpochAdvances            int
 	ActiveQueues             int // queues with waiting or executing requests
 	Queues                   int // current number of queues, surplus ones included
@@ -384,6 +425,7 @@ func (qs *QueueSet) Counts() Counts {
 		Waiting: qs.totWaiting, Executing: qs.totExecuting,
 		SeatsInUse: qs.totSeatsInUse, SeatsWaiting: qs.totSeatsWaiting,
 		Dispatched: qs.dispatched, Rejected: qs.rejected, TimedOut: qs.timedOut, Cancelled: qs.cancelled,
+		WaitLimitExpired: qs.expired, CallerCancelled: qs.callerCancelled,
 		EpochAdvances: qs.epochAdvances, ActiveQueues: qs.activeQueues, Queues: len(qs.queues),
 	}
 }
@@ -622,7 +664,7 @@ func (qs *QueueSet) clampFinalSeats(r *Request) {
 func (qs *QueueSet) started(r *Request, now, arrival time.Time) {
 	qs.dispatched++
 	if qs.observer != nil {
-		qs.observer.Dispatched(now.Sub(arrival))
+		qs.observer.Dispatched(r.info(), now.Sub(arrival))
 	}
 	if qs.onDispatch != nil {
 		qs.onDispatch(r)

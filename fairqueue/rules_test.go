@@ -1,11 +1,14 @@
 package fairqueue
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 var t0 = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
@@ -379,10 +382,21 @@ type recordingObserver struct {
 	events []string
 }
 
-func (o *recordingObserver) Rejected(r Reason) { o.events = append(o.events, "rejected "+string(r)) }
-func (o *recordingObserver) Enqueued(n int)    { o.events = append(o.events, "enqueued "+itoa(n)) }
-func (o *recordingObserver) Dispatched(w time.Duration) {
-	o.events = append(o.events, "dispatched after "+w.String())
+func describeReq(r RequestInfo) string {
+	return fmt.Sprintf("%s/%s#%x q%d", r.FlowSchema, r.FlowDistinguisher, r.Hash, r.Queue)
+}
+
+func (o *recordingObserver) Rejected(r RequestInfo, reason Reason) {
+	o.events = append(o.events, "rejected "+describeReq(r)+" "+string(reason))
+}
+func (o *recordingObserver) Cancelled(r RequestInfo, expired bool) {
+	o.events = append(o.events, fmt.Sprintf("cancelled %s expired=%v", describeReq(r), expired))
+}
+func (o *recordingObserver) Enqueued(r RequestInfo, n int) {
+	o.events = append(o.events, "enqueued "+describeReq(r)+" "+itoa(n))
+}
+func (o *recordingObserver) Dispatched(r RequestInfo, w time.Duration) {
+	o.events = append(o.events, "dispatched "+describeReq(r)+" after "+w.String())
 }
 func (o *recordingObserver) SeatsChanged(e, w int) {
 	o.events = append(o.events, "seats "+itoa(e)+"/"+itoa(w))
@@ -390,24 +404,46 @@ func (o *recordingObserver) SeatsChanged(e, w int) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
+// TestObserverEvents checks the events, their order, and the flow and
+// queue they carry: the queue of a queue-full rejection is the full queue.
 func TestObserverEvents(t *testing.T) {
-	qs, _ := newTestSet(t, Config{Queues: 1, HandSize: 1, QueueLengthLimit: 1, ConcurrencyLimit: 1})
+	qs, _ := newTestSet(t, Config{Queues: 4, HandSize: 1, QueueLengthLimit: 1, ConcurrencyLimit: 1})
 	o := &recordingObserver{}
 	qs.SetObserver(o)
-	a := arrive(t, qs, 0, 0, one(), "", StateExecuting)
-	b := arrive(t, qs, 0, 0, one(), "", StateWaiting)
-	arrive(t, qs, 0, 0, one(), ReasonQueueFull, StateRejected)
+	flow := func(_ uint64, name string) *Request {
+		return &Request{Flow: Flow{FlowSchema: "fs", FlowDistinguisher: name, Key: name}}
+	}
+	at := func(r *Request, d time.Duration, hash uint64, want Reason) *Request {
+		if got := qs.Arrive(t0.Add(d), r, hash, one()); got != want {
+			t.Fatalf("Arrive(%s) = %q, want %q", r.FlowDistinguisher, got, want)
+		}
+		return r
+	}
+	a := at(flow(0, "a"), 0, 0, "")
+	b := at(flow(0, "b"), 0, 0, "")
+	at(flow(0, "c"), 0, 0, ReasonQueueFull)
+	d := at(flow(3, "d"), 0, 3, "")
+	e := at(flow(1, "e"), 0, 1, "")
+	qs.Expire(t0.Add(ms(1)), d)
+	qs.Cancel(t0.Add(ms(1)), e)
 	qs.Finish(t0.Add(ms(2)), a)
 	qs.Finish(t0.Add(ms(3)), b)
 	want := []string{
-		"seats 0/1", "enqueued 1", "seats 1/0", "dispatched after 0s",
-		"seats 1/1", "enqueued 1",
-		"rejected queue-full",
-		"seats 0/1", "seats 1/0", "dispatched after 2ms",
+		"seats 0/1", "enqueued fs/a#0 q0 1", "seats 1/0", "dispatched fs/a#0 q0 after 0s",
+		"seats 1/1", "enqueued fs/b#0 q0 1",
+		"rejected fs/c#0 q0 queue-full",
+		"seats 1/2", "enqueued fs/d#3 q3 1",
+		"seats 1/3", "enqueued fs/e#1 q1 1",
+		"cancelled fs/d#3 q3 expired=true", "seats 1/2",
+		"cancelled fs/e#1 q1 expired=false", "seats 1/1",
+		"seats 0/1", "seats 1/0", "dispatched fs/b#0 q0 after 2ms",
 		"seats 0/0",
 	}
-	if !slices.Equal(o.events, want) {
-		t.Errorf("events:\n%q\nwant\n%q", o.events, want)
+	if diff := cmp.Diff(want, o.events); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if c := qs.Counts(); c.Rejected != 3 || c.Cancelled != 2 || c.WaitLimitExpired != 1 || c.CallerCancelled != 1 || c.TimedOut != 0 {
+		t.Errorf("Counts() = %+v, want Rejected 3, Cancelled 2 = 1 expired + 1 caller-cancelled, TimedOut 0", c)
 	}
 }
 

@@ -82,7 +82,7 @@ func (e *coreEngine) Complete(now time.Duration, i int) {
 }
 
 func (e *coreEngine) Expire(now time.Duration, i int) bool {
-	return e.qs.Cancel(epoch.Add(now), &e.reqs[i])
+	return e.qs.Expire(epoch.Add(now), &e.reqs[i])
 }
 
 func (e *coreEngine) Fire(now time.Duration, token int) {
