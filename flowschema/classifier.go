@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/fairslice/fairslice/shufflesharding"
 )
@@ -29,6 +30,7 @@ type Classifier struct {
 	rules    []compiledRule // all rules of all schemas, in matching order
 	catchAll int            // index in schemas of the catch-all fallback
 	idx      index
+	hashes   *flowHashCache
 }
 
 // IgnoredLevel is a priority level Compile left out because upstream's
@@ -66,6 +68,10 @@ type compiledRule struct {
 	schema int
 	index  int // in the schema's rules
 	rule   *PolicyRulesWithSubjects
+	// subjectExact: the index's subject sets are exact for this rule (no
+	// service-account namespace containing ":"), so a candidate's subject
+	// needs no second check.
+	subjectExact bool
 }
 
 // Compile builds a Classifier from cfg, which it does not retain or
@@ -155,10 +161,18 @@ func Compile(cfg *Config) (*Classifier, error) {
 		}
 		c.cs[i] = cs
 		for r := range fs.Spec.Rules {
-			c.rules = append(c.rules, compiledRule{schema: i, index: r, rule: &fs.Spec.Rules[r]})
+			rule := &fs.Spec.Rules[r]
+			exact := true
+			for _, s := range rule.Subjects {
+				if s.Kind == SubjectKindServiceAccount && s.ServiceAccount != nil && strings.Contains(s.ServiceAccount.Namespace, ":") {
+					exact = false
+				}
+			}
+			c.rules = append(c.rules, compiledRule{schema: i, index: r, rule: rule, subjectExact: exact})
 		}
 	}
 	c.idx = buildIndex(c.rules)
+	c.hashes = newFlowHashCache()
 	return c, nil
 }
 
@@ -234,7 +248,9 @@ func (c *Classifier) DanglingSchemas() []DanglingSchema { return c.dangling }
 // Classify returns the decision for req: the first FlowSchema in matching
 // order with a rule that matches, or, when none does, upstream's fallback
 // to catch-all. It does not allocate unless the flow distinguisher and
-// FlowSchema name together exceed 255 bytes. req is not retained.
+// FlowSchema name together exceed 255 bytes. req is not retained. Flow
+// hashes are cached (512 entries, lock-free), so a recurring flow costs no
+// SHA-256.
 func (c *Classifier) Classify(req *Request) Decision {
 	r := c.idx.first(c.rules, req)
 	if r < 0 {
@@ -263,7 +279,7 @@ func (c *Classifier) decide(req *Request, schema, rule int) Decision {
 		case distNamespace:
 			d.Distinguisher = req.Namespace
 		}
-		d.FlowHash = shufflesharding.FlowHash(d.FlowSchema, d.Distinguisher)
+		d.FlowHash = c.hashes.flowHash(schema, d.FlowSchema, d.Distinguisher)
 	}
 	return d
 }

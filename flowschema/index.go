@@ -3,6 +3,7 @@ package flowschema
 import (
 	"math/bits"
 	"strings"
+	"unsafe"
 )
 
 // index finds the first rule (in matching order) that matches a request.
@@ -21,21 +22,104 @@ type index struct {
 	words int
 	flat  []uint64 // set k is flat[k*words:(k+1)*words]; set 0 is empty
 
-	users, groups, saNamespaces map[string]int32
+	users, groups, saNamespaces keySet
 	subjectsAny                 int32
 
-	resVerbs, resResources, resGroups map[string]int32
+	resVerbs, resResources, resGroups keySet
 	resVerbsAny, resResourcesAny      int32
 	resGroupsAny                      int32
 
-	nonResVerbs    map[string]int32
+	nonResVerbs    keySet
 	nonResVerbsAny int32
+}
+
+// keySet maps attribute values to set numbers (0 when absent). It is an
+// open-addressing table hashed on the length and the first and last eight
+// bytes of a value, which costs two loads instead of hashing the whole
+// string; if values collide too much under that hash (long values that
+// differ only in the middle), it falls back to a Go map.
+type keySet struct {
+	m      map[string]int32 // while building, and as the fallback
+	useMap bool
+	mask   uint64
+	keys   []string
+	sets   []int32
 }
 
 // maxSubjectSets bounds the subject sets a request unions (any, user,
 // service-account namespace and the groups that occur in the
 // configuration); a request beyond it is classified by a linear scan.
 const maxSubjectSets = 16
+
+// maxProbe is the longest probe sequence tolerated before falling back to
+// a map.
+const maxProbe = 8
+
+func keyHash(s string) uint64 {
+	h := uint64(len(s)) * 0x9e3779b97f4a7c15
+	if len(s) > 0 {
+		h ^= word(s, 0)
+		h = (h ^ h>>31) * 0xbf58476d1ce4e5b9
+		h ^= word(s, (len(s)-1)/8)
+	}
+	h = (h ^ h>>30) * 0x94d049bb133111eb
+	return h ^ h>>31
+}
+
+func (k *keySet) freeze() {
+	if len(k.m) == 0 {
+		k.m = nil
+		return
+	}
+	size := 4
+	for size < 2*len(k.m) {
+		size *= 2
+	}
+	k.mask = uint64(size - 1)
+	k.keys, k.sets = make([]string, size), make([]int32, size)
+	for key, set := range k.m {
+		i, probes := keyHash(key)&k.mask, 1
+		for k.sets[i] != 0 {
+			i, probes = (i+1)&k.mask, probes+1
+		}
+		if probes > maxProbe {
+			k.useMap, k.keys, k.sets = true, nil, nil
+			return
+		}
+		k.keys[i], k.sets[i] = key, set
+	}
+	k.m = nil
+}
+
+func (k *keySet) get(s string) int32 {
+	if k.useMap {
+		return k.m[s]
+	}
+	if k.sets == nil {
+		return 0
+	}
+	for i := keyHash(s) & k.mask; ; i = (i + 1) & k.mask {
+		set := k.sets[i]
+		if set == 0 || k.keys[i] == s {
+			return set
+		}
+	}
+}
+
+// getResource looks up resource or resource/subresource.
+func (k *keySet) getResource(resource, subresource string) int32 {
+	if subresource == "" {
+		return k.get(resource)
+	}
+	if n := len(resource) + 1 + len(subresource); n <= resourceKeyBuffer {
+		var buf [resourceKeyBuffer]byte
+		copy(buf[copy(buf[:], resource)+1:], subresource)
+		buf[len(resource)] = '/'
+		// A view of buf for the lookup, which does not retain it.
+		return k.get(unsafe.String(&buf[0], n))
+	}
+	return k.get(resource + "/" + subresource)
+}
 
 type indexBuilder struct {
 	ix   *index
@@ -47,11 +131,11 @@ func (b *indexBuilder) newSet() int32 {
 	return int32(len(b.sets) - 1)
 }
 
-func (b *indexBuilder) add(m map[string]int32, key string, rule int) {
-	k, ok := m[key]
+func (b *indexBuilder) add(ks *keySet, key string, rule int) {
+	k, ok := ks.m[key]
 	if !ok {
 		k = b.newSet()
-		m[key] = k
+		ks.m[key] = k
 	}
 	b.set(k, rule)
 }
@@ -61,7 +145,7 @@ func (b *indexBuilder) set(k int32, rule int) { b.sets[k][rule/64] |= 1 << (rule
 // addList indexes a list of values with upstream's wildcard rule: the
 // wildcard means "any" only as the sole member; otherwise every member,
 // the wildcard string included, is a literal.
-func (b *indexBuilder) addList(m map[string]int32, anySet int32, list []string, wildcard string, rule int) {
+func (b *indexBuilder) addList(m *keySet, anySet int32, list []string, wildcard string, rule int) {
 	if len(list) == 1 && list[0] == wildcard {
 		b.set(anySet, rule)
 		return
@@ -74,13 +158,13 @@ func (b *indexBuilder) addList(m map[string]int32, anySet int32, list []string, 
 func buildIndex(rules []compiledRule) index {
 	ix := index{
 		words:        (len(rules) + 63) / 64,
-		users:        map[string]int32{},
-		groups:       map[string]int32{},
-		saNamespaces: map[string]int32{},
-		resVerbs:     map[string]int32{},
-		resResources: map[string]int32{},
-		resGroups:    map[string]int32{},
-		nonResVerbs:  map[string]int32{},
+		users:        keySet{m: map[string]int32{}},
+		groups:       keySet{m: map[string]int32{}},
+		saNamespaces: keySet{m: map[string]int32{}},
+		resVerbs:     keySet{m: map[string]int32{}},
+		resResources: keySet{m: map[string]int32{}},
+		resGroups:    keySet{m: map[string]int32{}},
+		nonResVerbs:  keySet{m: map[string]int32{}},
 	}
 	b := &indexBuilder{ix: &ix}
 	b.newSet() // the empty set
@@ -96,7 +180,7 @@ func buildIndex(rules []compiledRule) index {
 				if s.User.Name == NameAll {
 					b.set(ix.subjectsAny, r)
 				} else {
-					b.add(ix.users, s.User.Name, r)
+					b.add(&ix.users, s.User.Name, r)
 				}
 			case SubjectKindGroup:
 				if s.Group == nil {
@@ -105,7 +189,7 @@ func buildIndex(rules []compiledRule) index {
 				if s.Group.Name == NameAll {
 					b.set(ix.subjectsAny, r)
 				} else {
-					b.add(ix.groups, s.Group.Name, r)
+					b.add(&ix.groups, s.Group.Name, r)
 				}
 			case SubjectKindServiceAccount:
 				sa := s.ServiceAccount
@@ -116,20 +200,23 @@ func buildIndex(rules []compiledRule) index {
 					// leave it to verification.
 					b.set(ix.subjectsAny, r)
 				case sa.Name == NameAll:
-					b.add(ix.saNamespaces, sa.Namespace, r)
+					b.add(&ix.saNamespaces, sa.Namespace, r)
 				default:
-					b.add(ix.users, ServiceAccountUsernamePrefix+sa.Namespace+":"+sa.Name, r)
+					b.add(&ix.users, ServiceAccountUsernamePrefix+sa.Namespace+":"+sa.Name, r)
 				}
 			}
 		}
 		for _, rr := range cr.rule.ResourceRules {
-			b.addList(ix.resVerbs, ix.resVerbsAny, rr.Verbs, VerbAll, r)
-			b.addList(ix.resResources, ix.resResourcesAny, rr.Resources, ResourceAll, r)
-			b.addList(ix.resGroups, ix.resGroupsAny, rr.APIGroups, APIGroupAll, r)
+			b.addList(&ix.resVerbs, ix.resVerbsAny, rr.Verbs, VerbAll, r)
+			b.addList(&ix.resResources, ix.resResourcesAny, rr.Resources, ResourceAll, r)
+			b.addList(&ix.resGroups, ix.resGroupsAny, rr.APIGroups, APIGroupAll, r)
 		}
 		for _, nr := range cr.rule.NonResourceRules {
-			b.addList(ix.nonResVerbs, ix.nonResVerbsAny, nr.Verbs, VerbAll, r)
+			b.addList(&ix.nonResVerbs, ix.nonResVerbsAny, nr.Verbs, VerbAll, r)
 		}
+	}
+	for _, ks := range []*keySet{&ix.users, &ix.groups, &ix.saNamespaces, &ix.resVerbs, &ix.resResources, &ix.resGroups, &ix.nonResVerbs} {
+		ks.freeze()
 	}
 	ix.flat = make([]uint64, 0, len(b.sets)*ix.words)
 	for _, s := range b.sets {
@@ -149,20 +236,20 @@ func (ix *index) first(rules []compiledRule, req *Request) int {
 	n := 0
 	subj[n] = ix.subjectsAny
 	n++
-	if k := ix.users[req.User]; k != 0 {
+	if k := ix.users.get(req.User); k != 0 {
 		subj[n] = k
 		n++
 	}
 	if rest, ok := strings.CutPrefix(req.User, ServiceAccountUsernamePrefix); ok {
 		if i := strings.IndexByte(rest, ':'); i >= 0 {
-			if k := ix.saNamespaces[rest[:i]]; k != 0 {
+			if k := ix.saNamespaces.get(rest[:i]); k != 0 {
 				subj[n] = k
 				n++
 			}
 		}
 	}
 	for _, g := range req.Groups {
-		if k := ix.groups[g]; k != 0 {
+		if k := ix.groups.get(g); k != 0 {
 			if n == maxSubjectSets {
 				return linearFirst(rules, req)
 			}
@@ -175,20 +262,11 @@ func (ix *index) first(rules []compiledRule, req *Request) int {
 	var filt [6]int32
 	nf := 0
 	if req.ResourceRequest {
-		var key int32
-		if req.Subresource == "" {
-			key = ix.resResources[req.Resource]
-		} else if len(req.Resource)+1+len(req.Subresource) <= resourceKeyBuffer {
-			var buf [resourceKeyBuffer]byte
-			kb := append(append(append(buf[:0], req.Resource...), '/'), req.Subresource...)
-			key = ix.resResources[string(kb)]
-		} else {
-			key = ix.resResources[req.Resource+"/"+req.Subresource]
-		}
-		filt = [6]int32{ix.resVerbs[req.Verb], ix.resVerbsAny, key, ix.resResourcesAny, ix.resGroups[req.APIGroup], ix.resGroupsAny}
+		filt = [6]int32{ix.resVerbs.get(req.Verb), ix.resVerbsAny, ix.resResources.getResource(req.Resource, req.Subresource),
+			ix.resResourcesAny, ix.resGroups.get(req.APIGroup), ix.resGroupsAny}
 		nf = 6
 	} else {
-		filt[0], filt[1] = ix.nonResVerbs[req.Verb], ix.nonResVerbsAny
+		filt[0], filt[1] = ix.nonResVerbs.get(req.Verb), ix.nonResVerbsAny
 		nf = 2
 	}
 
@@ -204,13 +282,40 @@ func (ix *index) first(rules []compiledRule, req *Request) int {
 		}
 		for cand != 0 {
 			r := word*64 + bits.TrailingZeros64(cand)
-			if matchesRule(req, rules[r].rule) {
+			if verify(req, &rules[r]) {
 				return r
 			}
 			cand &= cand - 1
 		}
 	}
 	return -1
+}
+
+// verify checks a candidate rule exactly, given what the index already
+// established: a subject matches (exactly, for subjectExact rules) and
+// some resource rule accepts the verb, some the resource and some the API
+// group (or, for a non-resource request, some non-resource rule the verb).
+// With a single resource or non-resource rule those "some" are the same
+// rule, so only the namespace or the path is left to check.
+func verify(req *Request, cr *compiledRule) bool {
+	r := cr.rule
+	if !cr.subjectExact && firstSubject(req, r.Subjects) < 0 {
+		return false
+	}
+	if req.ResourceRequest {
+		if len(r.ResourceRules) == 1 {
+			rr := &r.ResourceRules[0]
+			if req.Namespace == "" {
+				return rr.ClusterScope
+			}
+			return listHas(rr.Namespaces, req.Namespace, NamespaceEvery)
+		}
+		return firstResourceRule(req, r.ResourceRules) >= 0
+	}
+	if len(r.NonResourceRules) == 1 {
+		return urlsMatch(r.NonResourceRules[0].NonResourceURLs, req.Path)
+	}
+	return firstNonResourceRule(req, r.NonResourceRules) >= 0
 }
 
 func linearFirst(rules []compiledRule, req *Request) int {

@@ -78,10 +78,12 @@ type TypeMeta struct {
 // ObjectMeta holds the metadata this package uses. Other metadata fields
 // are ignored when decoding.
 type ObjectMeta struct {
-	Name        string            `json:"name,omitempty"`
-	Labels      map[string]string `json:"labels,omitempty"`
-	Annotations map[string]string `json:"annotations,omitempty"`
-	Generation  int64             `json:"generation,omitempty"`
+	Name         string            `json:"name,omitempty"`
+	GenerateName string            `json:"generateName,omitempty"`
+	Namespace    string            `json:"namespace,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	Annotations  map[string]string `json:"annotations,omitempty"`
+	Generation   int64             `json:"generation,omitempty"`
 }
 
 // FlowSchema classifies requests into a priority level and a flow.
