@@ -359,7 +359,7 @@ func (t *Ticket) Work() fairqueue.WorkEstimate {
 
 func (t *Ticket) event(wait time.Duration) RequestEvent {
 	return RequestEvent{
-		PriorityLevel: t.cl.PriorityLevel, FlowSchema: t.cl.FlowSchema,
+		Request: t.req, PriorityLevel: t.cl.PriorityLevel, FlowSchema: t.cl.FlowSchema,
 		Seats: t.seats, Exempt: t.cl.Exempt, Queued: t.queued, Wait: wait,
 	}
 }

@@ -8,6 +8,8 @@ import (
 
 // RequestEvent describes the request an Observer event is about.
 type RequestEvent struct {
+	// Request is the request passed to Wait (read-only).
+	Request *Request
 	// PriorityLevel and FlowSchema are the names the request was
 	// classified to (upstream's priority_level and flow_schema labels).
 	PriorityLevel, FlowSchema string
