@@ -118,6 +118,7 @@ func (e *RejectedError) Unwrap() error { return e.Err }
 type Controller struct {
 	clock    fairqueue.Clock
 	obs      Observer
+	observe  bool // obs is the caller's: build events only then
 	serverCL int
 	base     fairqueue.Config
 	borrow   flowschema.BorrowingOptions
@@ -173,6 +174,8 @@ func New(objects *flowschema.Config, opts Options) (*Controller, error) {
 	}
 	if c.obs == nil {
 		c.obs = NopObserver{}
+	} else {
+		c.observe = true
 	}
 	if err := c.Reconfigure(objects); err != nil {
 		return nil, err
@@ -327,13 +330,12 @@ func (s *snapshot) classification(d flowschema.Decision) Classification {
 type Ticket struct {
 	lv    *level
 	r     fairqueue.Request
-	ready chan struct{}
+	ready chan struct{} // closed at dispatch; nil if dispatched at arrival
 	cl    Classification
 	req   *Request
 	seats int
 
-	queued   bool      // entered a queue (set under lv.mu)
-	start    time.Time // dispatch time
+	queued   bool // entered a queue (set under lv.mu)
 	finished bool
 }
 
@@ -348,7 +350,7 @@ func (t *Ticket) Queue() int {
 }
 
 // Wait returns how long the request waited for dispatch.
-func (t *Ticket) Wait() time.Duration { return t.start.Sub(t.r.ArrivalTime()) }
+func (t *Ticket) Wait() time.Duration { return t.r.StartTime().Sub(t.r.ArrivalTime()) }
 
 // Work returns the request's work estimate as the queue set used it.
 func (t *Ticket) Work() fairqueue.WorkEstimate {
@@ -382,7 +384,7 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (*Ti
 		s := c.snap.Load()
 		d := s.cls.Classify(&fr)
 		lv := s.levels[d.LevelIndex]
-		t = &Ticket{lv: lv, ready: make(chan struct{}), cl: s.classification(d), req: req}
+		t = &Ticket{lv: lv, cl: s.classification(d), req: req}
 		we := fairqueue.WorkEstimate{InitialSeats: 1}
 		if work != nil {
 			we = work(&t.cl, lv.maxSeats.Load())
@@ -392,7 +394,9 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (*Ti
 		}
 		t.seats = we.MaxSeats()
 		setFlow(&t.r, d.FlowSchema, d.Distinguisher, t)
-		c.obs.Estimated(t.event(0), we)
+		if c.observe {
+			c.obs.Estimated(t.event(0), we)
+		}
 		if err := ctx.Err(); err != nil {
 			lv.mu.Lock()
 			c.obs.Rejected(t.event(0), fairqueue.ReasonTimeOut)
@@ -411,6 +415,13 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (*Ti
 			lv.mu.Unlock()
 			return nil, c.rejected(t, reason, nil)
 		}
+		if t.r.State() != fairqueue.StateWaiting {
+			lv.mu.Unlock()
+			return t, nil // dispatched at once
+		}
+		// Only a waiting request needs a channel to be woken by; its
+		// dispatch needs lv.mu, so it cannot happen before this.
+		t.ready = make(chan struct{})
 		lv.mu.Unlock()
 		break
 	}
@@ -467,10 +478,14 @@ func (t *Ticket) Finish() {
 	t.finished = true
 	now := c.clock.Now()
 	at, lingering := lv.qs.Finish(now, &t.r)
-	c.obs.Finished(t.event(0), now.Sub(t.start))
+	if c.observe {
+		c.obs.Finished(t.event(0), now.Sub(t.r.StartTime()))
+	}
 	switch {
 	case !lingering:
-		c.obs.SeatsReleased(t.event(0))
+		if c.observe {
+			c.obs.SeatsReleased(t.event(0))
+		}
 	case c.closed.Load():
 		lv.qs.Release(now, &t.r)
 		c.obs.SeatsReleased(t.event(0))

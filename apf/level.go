@@ -60,7 +60,9 @@ func newLevel(c *Controller, now time.Time, pl *flowschema.PriorityLevelConfigur
 		exempt: pl.Spec.Type == flowschema.PriorityLevelTypeExempt,
 		qs:     qs, qcfg: qcfg, timers: map[*Ticket]fairqueue.Timer{},
 	}
-	qs.SetObserver(hooks{lv: lv})
+	if c.observe {
+		qs.SetObserver(hooks{lv: lv})
+	}
 	qs.SetDispatchFunc(lv.dispatched)
 	return lv, nil
 }
@@ -69,9 +71,12 @@ func newLevel(c *Controller, now time.Time, pl *flowschema.PriorityLevelConfigur
 // Called with lv.mu held.
 func (lv *level) dispatched(r *fairqueue.Request) {
 	t := ticketOf(r)
-	t.start = r.StartTime()
-	lv.c.obs.Dispatched(t.event(t.start.Sub(r.ArrivalTime())))
-	close(t.ready)
+	if lv.c.observe {
+		lv.c.obs.Dispatched(t.event(r.StartTime().Sub(r.ArrivalTime())))
+	}
+	if t.ready != nil {
+		close(t.ready)
+	}
 }
 
 // queueConfig maps a priority level to the fair queue set configuration:

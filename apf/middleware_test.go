@@ -17,7 +17,9 @@ type blocker struct {
 	release chan struct{}
 }
 
-func newBlocker() *blocker { return &blocker{entered: make(chan string, 64), release: make(chan struct{})} }
+func newBlocker() *blocker {
+	return &blocker{entered: make(chan string, 64), release: make(chan struct{})}
+}
 
 func (b *blocker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("watch") != "" {

@@ -54,7 +54,7 @@ func randomScenario(seed uint64, steps int) *scenario {
 	for k := 0; k < nLevels+r.IntN(2); k++ {
 		name := fmt.Sprintf("pl%d", k)
 		pl := flowschema.PriorityLevelConfiguration{
-			TypeMeta: flowschema.TypeMeta{APIVersion: flowschema.APIVersion, Kind: flowschema.KindPL},
+			TypeMeta:   flowschema.TypeMeta{APIVersion: flowschema.APIVersion, Kind: flowschema.KindPL},
 			ObjectMeta: flowschema.ObjectMeta{Name: name},
 			Spec: flowschema.PriorityLevelConfigurationSpec{Type: flowschema.PriorityLevelTypeLimited,
 				Limited: &flowschema.LimitedPriorityLevelConfiguration{

@@ -16,6 +16,7 @@ import (
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/server/mux"
 	"k8s.io/apiserver/pkg/util/flowcontrol"
+	"k8s.io/apiserver/pkg/util/flowcontrol/fairqueuing/eventclock"
 	"k8s.io/apiserver/pkg/util/flowcontrol/fairqueuing/queueset"
 	testeventclock "k8s.io/apiserver/pkg/util/flowcontrol/fairqueuing/testing/eventclock"
 	"k8s.io/apiserver/pkg/util/flowcontrol/metrics"
@@ -159,6 +160,15 @@ type upstreamDriver struct {
 var silence sync.Once
 
 func newUpstream(tb testing.TB, cfg *flowschema.Config, serverCL int) *upstreamDriver {
+	clk, _ := testeventclock.NewFake(start, 0, nil)
+	d := newUpstreamClock(tb, cfg, serverCL, clk)
+	d.clk = clk
+	return d
+}
+
+// newUpstreamClock starts upstream's controller on clk and waits until it
+// has digested cfg.
+func newUpstreamClock(tb testing.TB, cfg *flowschema.Config, serverCL int, clk eventclock.Interface) *upstreamDriver {
 	silence.Do(func() { klog.SetLogger(logr.Discard()) })
 	cfg = cfg.DeepCopy()
 	cfg.SetDefaults()
@@ -166,7 +176,6 @@ func newUpstream(tb testing.TB, cfg *flowschema.Config, serverCL int) *upstreamD
 	if err != nil {
 		tb.Fatal(err)
 	}
-	clk, _ := testeventclock.NewFake(start, 0, nil)
 	client := fake.NewSimpleClientset(objs...)
 	inf := informers.NewSharedInformerFactory(client, 0)
 	ctl := flowcontrol.NewTestable(flowcontrol.TestableConfig{
@@ -176,7 +185,7 @@ func newUpstream(tb testing.TB, cfg *flowschema.Config, serverCL int) *upstreamD
 		ReqsGaugeVec: metrics.PriorityLevelConcurrencyGaugeVec, ExecSeatsGaugeVec: metrics.PriorityLevelExecutionSeatsGaugeVec,
 		QueueSetFactory: queueset.NewQueueSetFactory(clk),
 	})
-	d := &upstreamDriver{tb: tb, clk: clk, ctl: ctl, stop: make(chan struct{}), mux: mux.NewPathRecorderMux("apfcompare"),
+	d := &upstreamDriver{tb: tb, ctl: ctl, stop: make(chan struct{}), mux: mux.NewPathRecorderMux("apfcompare"),
 		queue: map[string]bool{}, slots: map[int]*slot{}}
 	for _, pl := range cfg.PriorityLevels {
 		if pl.Spec.Limited != nil && pl.Spec.Limited.LimitResponse.Queuing != nil {
