@@ -93,7 +93,9 @@ func BenchmarkHandle(b *testing.B) {
 		}
 		defer c.Close()
 		ctx := context.Background()
-		work := func(*apf.Classification, uint64) fairqueue.WorkEstimate { return fairqueue.WorkEstimate{InitialSeats: 1} }
+		work := func(*apf.Classification, uint64) fairqueue.WorkEstimate {
+			return fairqueue.WorkEstimate{InitialSeats: 1}
+		}
 		b.ReportAllocs()
 		b.ResetTimer()
 		for i := 0; b.Loop(); i++ {
