@@ -41,7 +41,7 @@ spec:
 // apfSection serves a 25 ms handler on loopback behind apf's middleware
 // and, for comparison, behind a plain limit of 4 concurrent requests with
 // one first-come first-served line, and drives each for one second with a
-// noisy user (120 requests in flight) and four quiet ones (16 each). These
+// noisy user (40 requests in flight) and four quiet ones (8 each). These
 // numbers are measured live, so they vary from run to run and machine to
 // machine; BENCHMARKS.md has the end-to-end test's.
 func apfSection(w io.Writer) error {
@@ -73,9 +73,9 @@ func apfSection(w io.Writer) error {
 		w.Header().Set(loadtest.HeaderWait, strconv.FormatFloat(time.Since(t0).Seconds(), 'f', -1, 64))
 		handler(w, r)
 	})
-	users := []loadtest.User{{Name: "noisy", Groups: []string{"tenants"}, Concurrency: 120}}
+	users := []loadtest.User{{Name: "noisy", Groups: []string{"tenants"}, Concurrency: 40}}
 	for i := 1; i <= 4; i++ {
-		users = append(users, loadtest.User{Name: fmt.Sprint("quiet-", i), Groups: []string{"tenants"}, Concurrency: 16})
+		users = append(users, loadtest.User{Name: fmt.Sprint("quiet-", i), Groups: []string{"tenants"}, Concurrency: 8})
 	}
 	for _, run := range []struct {
 		name string
