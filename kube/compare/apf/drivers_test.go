@@ -71,6 +71,11 @@ type driver interface {
 	close()
 }
 
+var (
+	_ driver = (*upstreamDriver)(nil)
+	_ driver = (*oursDriver)(nil)
+)
+
 // slot is a request in flight in a driver.
 type slot struct {
 	ctx      context.Context
