@@ -58,7 +58,9 @@ const (
 )
 
 type compiledSchema struct {
+	name    string // the FlowSchema's
 	level   int
+	lname   string // the level's
 	dist    distinguisherKind
 	hasFlow bool
 	exempt  bool
@@ -147,7 +149,7 @@ func Compile(cfg *Config) (*Classifier, error) {
 		}
 		li := levelByName[fs.Spec.PriorityLevelConfiguration.Name]
 		pl := &c.levels[li]
-		cs := compiledSchema{level: li, exempt: pl.Spec.Type == PriorityLevelTypeExempt}
+		cs := compiledSchema{name: fs.Name, level: li, lname: pl.Name, exempt: pl.Spec.Type == PriorityLevelTypeExempt}
 		if !cs.exempt && pl.Spec.Limited.LimitResponse.Type == LimitResponseQueue && pl.Spec.Limited.LimitResponse.Queuing.Queues > 1 {
 			cs.hasFlow = true
 		}
@@ -263,8 +265,8 @@ func (c *Classifier) Classify(req *Request) Decision {
 func (c *Classifier) decide(req *Request, schema, rule int) Decision {
 	cs := &c.cs[schema]
 	d := Decision{
-		FlowSchema:    c.schemas[schema].Name,
-		PriorityLevel: c.levels[cs.level].Name,
+		FlowSchema:    cs.name,
+		PriorityLevel: cs.lname,
 		SchemaIndex:   schema,
 		LevelIndex:    cs.level,
 		Rule:          rule,

@@ -31,6 +31,25 @@ func TestIndexMatchesReference(t *testing.T) {
 	})
 }
 
+// TestIndexMatchesReferenceLarge is the same with up to 300 FlowSchemas,
+// so that the index spans many words and summary bits.
+func TestIndexMatchesReferenceLarge(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c, err := Compile(genConfig(t, 300))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 50 {
+			req := genRequest(t)
+			d := c.Classify(&req)
+			if schema, rule := referenceClassify(c, &req); schema != d.SchemaIndex || rule != d.Rule {
+				t.Fatalf("%s: Classify chose %s rules[%d], reference %s rules[%d] (%d rules)",
+					DescribeRequest(&req), d.FlowSchema, d.Rule, c.schemas[schema].Name, rule, len(c.rules))
+			}
+		}
+	})
+}
+
 // TestShadowedNeverSelected proves Lint's "shadowed" findings with the
 // reference matcher: requests built to match a shadowed FlowSchema (and
 // random ones) never select it.
@@ -105,7 +124,6 @@ func addNarrowedCopies(t *rapid.T, cfg *Config) {
 		cfg.FlowSchemas = append(cfg.FlowSchemas, *orig)
 	}
 }
-
 
 // requestFor draws a request that p matches.
 func requestFor(t *rapid.T, p pair) Request {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/fairslice/fairslice/fairqueue"
 	"github.com/fairslice/fairslice/flowschema"
 )
 
@@ -135,4 +136,36 @@ spec:
 	}
 	// Output:
 	// shadowed FlowSchema my-nodes: every request it matches is matched first by system-nodes
+}
+
+// One borrowing adjustment while exempt requests hold 100 seats: upstream
+// still divides all 602 nominal seats among the other levels, so the
+// limits add up to more than the server has; SubtractExemptUsage divides
+// only what exempt leaves.
+func ExampleBorrow() {
+	c, err := flowschema.Compile(flowschema.DefaultConfig())
+	if err != nil {
+		log.Fatal(err)
+	}
+	limits, err := c.Limits(600)
+	if err != nil {
+		log.Fatal(err)
+	}
+	levels := make([]flowschema.BorrowingLevel, len(limits))
+	for i, l := range limits {
+		levels[i] = flowschema.BorrowingLevel{Limits: l, CurrentCL: l.InitialCL}
+		demand := fairqueue.DemandResults{Duration: 10, Average: 5, Max: 8} // seats, over 10 s
+		if l.Exempt {
+			demand = fairqueue.DemandResults{Duration: 10, Average: 80, Max: 100}
+		}
+		levels[i].Demand.Update(demand)
+	}
+	for _, opts := range []flowschema.BorrowingOptions{{}, {SubtractExemptUsage: true}} {
+		a := flowschema.Borrow(600, levels, opts)
+		fmt.Printf("SubtractExemptUsage=%v: %v regime, limits total %d of %d nominal seats (over by %d)\n",
+			opts.SubtractExemptUsage, a.Regime, a.Total(), a.NominalCLSum, a.Overcommit())
+	}
+	// Output:
+	// SubtractExemptUsage=false: fair regime, limits total 701 of 602 nominal seats (over by 99)
+	// SubtractExemptUsage=true: fair regime, limits total 602 of 602 nominal seats (over by 0)
 }

@@ -17,10 +17,17 @@ import (
 // so each candidate, in order, is verified with the exact predicates, and
 // the first that passes wins. The sets are scanned a word (64 rules) at a
 // time, stopping at the first word holding a verified match, so no scratch
-// memory is needed.
+// memory is needed; a summary bitmap per set (a bit per non-zero word)
+// skips the words no subject set touches, so a request costs about the
+// same with 10 or 10,000 FlowSchemas.
 type index struct {
 	words int
 	flat  []uint64 // set k is flat[k*words:(k+1)*words]; set 0 is empty
+	// summary has a bit per word of each set, set when the word is not
+	// zero: set k's are summary[k*sumWords:(k+1)*sumWords]. The scan
+	// visits only words some subject set has bits in.
+	summary  []uint64
+	sumWords int
 
 	users, groups, saNamespaces keySet
 	subjectsAny                 int32
@@ -55,16 +62,7 @@ const maxSubjectSets = 16
 // a map.
 const maxProbe = 8
 
-func keyHash(s string) uint64 {
-	h := uint64(len(s)) * 0x9e3779b97f4a7c15
-	if len(s) > 0 {
-		h ^= word(s, 0)
-		h = (h ^ h>>31) * 0xbf58476d1ce4e5b9
-		h ^= word(s, (len(s)-1)/8)
-	}
-	h = (h ^ h>>30) * 0x94d049bb133111eb
-	return h ^ h>>31
-}
+func keyHash(s string) uint64 { return quickHash(s) }
 
 func (k *keySet) freeze() {
 	if len(k.m) == 0 {
@@ -92,15 +90,27 @@ func (k *keySet) freeze() {
 }
 
 func (k *keySet) get(s string) int32 {
-	if k.useMap {
-		return k.m[s]
-	}
 	if k.sets == nil {
+		if k.useMap {
+			return k.m[s]
+		}
 		return 0
 	}
-	for i := keyHash(s) & k.mask; ; i = (i + 1) & k.mask {
+	// quickHash, by hand: this is the hottest call of a classification.
+	n := len(s)
+	var a, b uint64
+	switch {
+	case n >= 8:
+		a, b = load8(s, 0), load8(s, n-8)
+	case n >= 4:
+		a, b = load4(s, 0), load4(s, n-4)
+	case n > 0:
+		a = uint64(s[0])<<16 | uint64(s[n/2])<<8 | uint64(s[n-1])
+	}
+	h := (a ^ (b<<29 | b>>35) ^ uint64(n)<<56) * 0x9e3779b97f4a7c15
+	for i := (h ^ h>>29) & k.mask; ; i = (i + 1) & k.mask {
 		set := k.sets[i]
-		if set == 0 || k.keys[i] == s {
+		if set == 0 || len(k.keys[i]) == n && k.keys[i] == s {
 			return set
 		}
 	}
@@ -219,8 +229,15 @@ func buildIndex(rules []compiledRule) index {
 		ks.freeze()
 	}
 	ix.flat = make([]uint64, 0, len(b.sets)*ix.words)
-	for _, s := range b.sets {
+	ix.sumWords = (ix.words + 63) / 64
+	ix.summary = make([]uint64, len(b.sets)*ix.sumWords)
+	for k, s := range b.sets {
 		ix.flat = append(ix.flat, s...)
+		for w, bits := range s {
+			if bits != 0 {
+				ix.summary[k*ix.sumWords+w/64] |= 1 << (w % 64)
+			}
+		}
 	}
 	return ix
 }
@@ -258,52 +275,92 @@ func (ix *index) first(rules []compiledRule, req *Request) int {
 		}
 	}
 
-	// The attribute filters: pairs of (value set, any set).
+	// The attribute filters, pairs of (value set, any set), are looked up
+	// only when a word holds many subject candidates: a few candidates
+	// are cheaper to verify in full than three more lookups.
 	var filt [6]int32
-	nf := 0
-	if req.ResourceRequest {
-		filt = [6]int32{ix.resVerbs.get(req.Verb), ix.resVerbsAny, ix.resResources.getResource(req.Resource, req.Subresource),
-			ix.resResourcesAny, ix.resGroups.get(req.APIGroup), ix.resGroupsAny}
-		nf = 6
-	} else {
-		filt[0], filt[1] = ix.nonResVerbs.get(req.Verb), ix.nonResVerbsAny
-		nf = 2
-	}
-
+	nf := -1
 	w := ix.words
 	flat := ix.flat
-	for word := 0; word < w; word++ {
+	if w == 1 {
+		// Up to 64 rules (the default configuration has 11): one word, no
+		// summary.
 		var cand uint64
 		for _, k := range subj[:n] {
-			cand |= flat[int(k)*w+word]
+			cand |= flat[k]
 		}
-		for i := 0; i < nf && cand != 0; i += 2 {
-			cand &= flat[int(filt[i])*w+word] | flat[int(filt[i+1])*w+word]
+		if bits.OnesCount64(cand) > lazyFilterCandidates {
+			nf = ix.filters(req, &filt)
+			for i := 0; i < nf; i += 2 {
+				cand &= flat[filt[i]] | flat[filt[i+1]]
+			}
 		}
-		for cand != 0 {
-			r := word*64 + bits.TrailingZeros64(cand)
-			if verify(req, &rules[r]) {
+		for ; cand != 0; cand &= cand - 1 {
+			if r := bits.TrailingZeros64(cand); verify(req, &rules[r], nf >= 0) {
 				return r
 			}
-			cand &= cand - 1
+		}
+		return -1
+	}
+	sw := ix.sumWords
+	for sword := 0; sword < sw; sword++ {
+		var words uint64
+		for _, k := range subj[:n] {
+			words |= ix.summary[int(k)*sw+sword]
+		}
+		for ; words != 0; words &= words - 1 {
+			word := sword*64 + bits.TrailingZeros64(words)
+			var cand uint64
+			for _, k := range subj[:n] {
+				cand |= flat[int(k)*w+word]
+			}
+			if nf < 0 && bits.OnesCount64(cand) > lazyFilterCandidates {
+				nf = ix.filters(req, &filt)
+			}
+			for i := 0; i < nf && cand != 0; i += 2 {
+				cand &= flat[int(filt[i])*w+word] | flat[int(filt[i+1])*w+word]
+			}
+			for cand != 0 {
+				r := word*64 + bits.TrailingZeros64(cand)
+				if verify(req, &rules[r], nf >= 0) {
+					return r
+				}
+				cand &= cand - 1
+			}
 		}
 	}
 	return -1
 }
 
+// lazyFilterCandidates is the number of subject candidates in a word above
+// which first looks up the attribute filters.
+const lazyFilterCandidates = 6
+
+// filters fills filt with the (value, any) set pairs of req's attributes
+// and returns how many entries it used.
+func (ix *index) filters(req *Request, filt *[6]int32) int {
+	if req.ResourceRequest {
+		*filt = [6]int32{ix.resVerbs.get(req.Verb), ix.resVerbsAny, ix.resResources.getResource(req.Resource, req.Subresource),
+			ix.resResourcesAny, ix.resGroups.get(req.APIGroup), ix.resGroupsAny}
+		return 6
+	}
+	filt[0], filt[1] = ix.nonResVerbs.get(req.Verb), ix.nonResVerbsAny
+	return 2
+}
+
 // verify checks a candidate rule exactly, given what the index already
-// established: a subject matches (exactly, for subjectExact rules) and
-// some resource rule accepts the verb, some the resource and some the API
-// group (or, for a non-resource request, some non-resource rule the verb).
-// With a single resource or non-resource rule those "some" are the same
-// rule, so only the namespace or the path is left to check.
-func verify(req *Request, cr *compiledRule) bool {
+// established: a subject matches (exactly, for subjectExact rules) and,
+// when filtered, some resource rule accepts the verb, some the resource and
+// some the API group (or, for a non-resource request, some non-resource
+// rule the verb). With a single resource or non-resource rule those "some"
+// are the same rule, so only the namespace or the path is left to check.
+func verify(req *Request, cr *compiledRule, filtered bool) bool {
 	r := cr.rule
 	if !cr.subjectExact && firstSubject(req, r.Subjects) < 0 {
 		return false
 	}
 	if req.ResourceRequest {
-		if len(r.ResourceRules) == 1 {
+		if filtered && len(r.ResourceRules) == 1 {
 			rr := &r.ResourceRules[0]
 			if req.Namespace == "" {
 				return rr.ClusterScope
@@ -312,7 +369,7 @@ func verify(req *Request, cr *compiledRule) bool {
 		}
 		return firstResourceRule(req, r.ResourceRules) >= 0
 	}
-	if len(r.NonResourceRules) == 1 {
+	if filtered && len(r.NonResourceRules) == 1 {
 		return urlsMatch(r.NonResourceRules[0].NonResourceURLs, req.Path)
 	}
 	return firstNonResourceRule(req, r.NonResourceRules) >= 0

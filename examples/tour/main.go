@@ -32,4 +32,5 @@ var sections = []struct {
 	{"shufflesharding: how rarely a noisy flow can squish a quiet one", shuffleShardingSection},
 	{"fairqueue: what quiet users get next to a noisy one", fairQueueSection},
 	{"apf: a real HTTP server under a noisy tenant, with and without APF", apfSection},
+	{"flowschema: where requests go, and how many seats each level gets", flowSchemaSection},
 }

@@ -11,6 +11,11 @@
 //	deal      print the hand (queue indexes) dealt for a hash or a flow
 //	odds      print the probability that a mouse flow is squished by elephants
 //	simulate  run a fair-queuing simulation
+//	classify  classify requests with APF FlowSchemas (or upstream's controller)
+//	explain   explain how one request is classified
+//	validate  check FlowSchemas and priority levels as the API server does
+//	lint      find shadowed FlowSchemas, dangling references, unreachable levels
+//	limits    print the concurrency limits of the priority levels
 //	help      print help for a command
 //
 // Run "fairslice <command> --help" for a command's flags. Help goes to
@@ -47,6 +52,11 @@ var commands = []command{
 	{"deal", "print the hand (queue indexes) dealt for a hash or a flow", runDeal},
 	{"odds", "print the probability that a mouse flow is squished by elephants", runOdds},
 	{"simulate", "run a fair-queuing simulation", runSimulate},
+	{"classify", "classify requests with APF FlowSchemas (or upstream's controller)", runClassify},
+	{"explain", "explain how one request is classified", runExplain},
+	{"validate", "check FlowSchemas and priority levels as the API server does", runValidate},
+	{"lint", "find shadowed FlowSchemas, dangling references, unreachable levels", runLint},
+	{"limits", "print the concurrency limits of the priority levels", runLimits},
 }
 
 func main() {

@@ -1,0 +1,102 @@
+package flowschema
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/fairslice/fairslice/shufflesharding"
+)
+
+func TestWordPacking(t *testing.T) {
+	s := "abcdefghijklmnopqrstuvwxyz0123456789"
+	for n := 0; n <= len(s); n++ {
+		for i := 0; 8*i < n; i++ {
+			var want uint64
+			for j := min(n, 8*i+8) - 1; j >= 8*i; j-- {
+				want = want<<8 | uint64(s[j])
+			}
+			if got := word(s[:n], i); got != want {
+				t.Errorf("word(%q, %d) = %#x, want %#x", s[:n], i, got, want)
+			}
+		}
+	}
+}
+
+// TestFlowHashCacheConcurrent hammers the cache from several goroutines
+// with more flows than slots (so entries are evicted while being read) and
+// distinguishers around the cached length limit; every hash must be the
+// real one. Run with -race.
+func TestFlowHashCacheConcurrent(t *testing.T) {
+	c := newFlowHashCache()
+	names := make([]string, 3*hashCacheSlots)
+	for i := range names {
+		names[i] = fmt.Sprintf("user-%d-%s", i, strings.Repeat("x", i%(maxCachedDistinguisher+4)))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := range 4 {
+		wg.Go(func() {
+			for k := range 20000 {
+				i := (k*7 + g*131) % len(names)
+				schema := i % 3
+				fs := fmt.Sprint("fs-", schema)
+				if got, want := c.flowHash(schema, fs, names[i]), shufflesharding.FlowHash(fs, names[i]); got != want {
+					select {
+					case errs <- fmt.Sprintf("flowHash(%d, %q) = %#x, want %#x", schema, names[i], got, want):
+					default:
+					}
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+func TestFlowHashCacheHits(t *testing.T) {
+	c := newFlowHashCache()
+	c.flowHash(1, "global-default", "alice")
+	if n := testing.AllocsPerRun(100, func() { c.flowHash(1, "global-default", "alice") }); n != 0 {
+		t.Errorf("a cached flow hash allocates %v times", n)
+	}
+	slot := &c.slots[slotOf(1, "alice")]
+	if slot.hash.Load() != shufflesharding.FlowHash("global-default", "alice") || slot.seq.Load()%2 != 0 {
+		t.Errorf("slot after a miss: hash %#x seq %d", slot.hash.Load(), slot.seq.Load())
+	}
+	// Same distinguisher, another FlowSchema: a different entry.
+	if got, want := c.flowHash(2, "other", "alice"), shufflesharding.FlowHash("other", "alice"); got != want {
+		t.Errorf("flowHash(2, other, alice) = %#x, want %#x", got, want)
+	}
+}
+
+func TestHashSlotIsOneCacheLine(t *testing.T) {
+	if s := unsafe.Sizeof(hashSlot{}); s != 64 {
+		t.Errorf("hashSlot is %d bytes, want 64 (one cache line)", s)
+	}
+}
+
+// TestKeySetHashIsQuickHash guards the hand-inlined copy in keySet.get.
+func TestKeySetHashIsQuickHash(t *testing.T) {
+	var ks keySet
+	ks.m = map[string]int32{}
+	keys := []string{"", "a", "ab", "abc", "abcd", "abcdefg", "abcdefgh", "system:authenticated", "team-1", "team-2"}
+	for i, k := range keys {
+		ks.m[k] = int32(i + 1)
+	}
+	ks.freeze()
+	for i, k := range keys {
+		if got := ks.get(k); got != int32(i+1) {
+			t.Errorf("get(%q) = %d, want %d", k, got, i+1)
+		}
+	}
+	if got := ks.get("missing"); got != 0 {
+		t.Errorf("get(missing) = %d, want 0", got)
+	}
+}
