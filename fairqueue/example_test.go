@@ -96,3 +96,69 @@ func ExampleLimiter() {
 	// serving
 	// <nil> true
 }
+
+// perFlow counts dispatches and rejections per flow, keyed by the flow's
+// opaque Key: what a metrics layer with per-flow counters does.
+type perFlow struct {
+	fairqueue.NopObserver
+	dispatched map[any]int
+	rejected   map[any]int
+}
+
+func (o *perFlow) Dispatched(r fairqueue.RequestInfo, _ time.Duration) { o.dispatched[r.Key]++ }
+func (o *perFlow) Rejected(r fairqueue.RequestInfo, reason fairqueue.Reason) {
+	o.rejected[r.Key]++
+	fmt.Printf("%s/%s rejected (%s) at queue %d\n", r.FlowSchema, r.FlowDistinguisher, reason, r.Queue)
+}
+
+// Flow identity passed to DoFlow reaches the Observer (and Dump), so
+// per-flow metrics need no lookup of their own.
+func ExampleLimiter_DoFlow() {
+	obs := &perFlow{dispatched: map[any]int{}, rejected: map[any]int{}}
+	l, err := fairqueue.NewLimiter(fairqueue.Config{Name: "pl", Queues: 8, HandSize: 1, QueueLengthLimit: 0, ConcurrencyLimit: 1},
+		fairqueue.LimiterOptions{Observer: obs})
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	alice := fairqueue.NewFlow("service-accounts", "alice")
+	alice.Key = "alice"
+	bob := fairqueue.NewFlow("service-accounts", "bob")
+	bob.Key = "bob"
+	one := fairqueue.WorkEstimate{InitialSeats: 1}
+	_ = l.DoFlow(ctx, alice, one, func() {
+		// The only seat is taken and queues hold nothing: bob is turned away.
+		err := l.DoFlow(ctx, bob, one, func() {})
+		fmt.Println(err)
+	})
+	_ = l.DoFlow(ctx, bob, one, func() {})
+	fmt.Println(obs.dispatched["alice"], obs.dispatched["bob"], obs.rejected["bob"])
+	// Output:
+	// service-accounts/bob rejected (queue-full) at queue 2
+	// fairqueue: request rejected: queue-full
+	// 1 1 1
+}
+
+// Upstream's wait limit for a request with a deadline is a quarter of the
+// time left, at most a minute; without one it is the default.
+func ExampleUpstreamWaitLimit() {
+	arrived := time.Now()
+	ctx, cancel := context.WithDeadline(context.Background(), arrived.Add(60*time.Second))
+	defer cancel()
+	fmt.Println(fairqueue.UpstreamWaitLimit(ctx, arrived, fairqueue.DefaultWaitLimit))
+	fmt.Println(fairqueue.UpstreamWaitLimit(context.Background(), arrived, fairqueue.DefaultWaitLimit))
+	// Output:
+	// 15s
+	// 15s
+}
+
+// Validate names every bad field; Limiter returns the same error.
+func ExampleWorkEstimate_Validate() {
+	err := fairqueue.WorkEstimate{InitialSeats: 0, AdditionalLatency: -time.Millisecond}.Validate()
+	fmt.Println(err)
+	// Output:
+	// fairqueue: invalid work estimate: InitialSeats=0 must be at least 1
+	// AdditionalLatency=-1ms must not be negative
+}

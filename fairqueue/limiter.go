@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -56,7 +57,8 @@ func (e *RejectedError) Error() string {
 	return "fairqueue: request rejected: " + string(e.Reason)
 }
 
-// Unwrap returns the context's error, if any.
+// Unwrap returns Err: the context's error or ErrWaitLimit for
+// ReasonTimeOut, nil otherwise.
 func (e *RejectedError) Unwrap() error { return e.Err }
 
 // Wait limits, as upstream's APF filter applies them.
@@ -130,9 +132,12 @@ type LimiterOptions struct {
 // The Observer and nothing else user-supplied runs outside the lock. All
 // methods are safe for concurrent use.
 //
-// Cost: a request that is dispatched at once costs two allocations (its
-// Ticket and the channel it waits on); one that waits without a context
-// deadline also allocates its wait-limit timer. See BENCHMARKS.md.
+// Cost: DoFlow (and Do) reuse their Tickets, so a request that is
+// dispatched at or after waiting allocates nothing, with or without an
+// Observer; WaitFlow (and Wait) allocate the Ticket they return and its
+// channel (two allocations). A request that waits without a context
+// deadline also allocates its wait-limit timer. See BENCHMARKS.md for the
+// time per request.
 type Limiter struct {
 	mu        sync.Mutex
 	qs        *QueueSet
@@ -152,6 +157,9 @@ type Limiter struct {
 	// a time (delivering) outside it; spare is the other buffer.
 	evs, spare []event
 	delivering bool
+
+	// tickets recycles DoFlow's Tickets.
+	tickets sync.Pool
 }
 
 // outcome is how a Ticket's wait ended.
@@ -167,10 +175,16 @@ const (
 
 // Ticket is an admitted request. Call Finish exactly once.
 type Ticket struct {
-	l       *Limiter
-	r       Request
-	ready   chan struct{} // closed when outcome leaves outPending
+	l *Limiter
+	r Request
+	// ready receives one token when outcome leaves outPending; it is
+	// buffered so that the settling goroutine never blocks, and drained
+	// before the Ticket is reused.
+	ready   chan struct{}
 	outcome outcome
+	// gen counts the uses of a pooled Ticket, so that a wait-limit timer
+	// of an earlier use does nothing.
+	gen atomic.Uint64
 	// While waiting: the wait-limit timer, if any, and the links of the
 	// Limiter's list of waiting tickets.
 	limit      Timer
@@ -226,7 +240,7 @@ func (l *Limiter) settle(t *Ticket, o outcome) {
 		t.limit.Stop()
 		t.limit = nil
 	}
-	close(t.ready)
+	t.ready <- struct{}{}
 }
 
 func (l *Limiter) list(t *Ticket) {
@@ -324,24 +338,35 @@ func (l *Limiter) WaitFlow(ctx context.Context, flow Flow, work WorkEstimate) (*
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	t := &Ticket{l: l, ready: make(chan struct{})}
+	t := &Ticket{l: l, ready: make(chan struct{}, 1)}
+	if err := l.wait(ctx, t, flow, work); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// wait is WaitFlow with a valid work estimate, for Ticket t, which is new
+// or was used and has ended. On return t.ready is empty.
+func (l *Limiter) wait(ctx context.Context, t *Ticket, flow Flow, work WorkEstimate) error {
+	t.outcome = outPending
 	t.r.Flow = flow
 	t.r.Value = t
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	reason := l.qs.Arrive(l.clock.Now(), &t.r, flow.Hash, work)
 	if reason == "" && t.outcome == outPending {
 		l.list(t)
 		if _, ok := ctx.Deadline(); !ok && l.waitLimit > 0 {
-			t.limit = l.clock.AfterFunc(l.waitLimit, func() { l.expire(t) })
+			gen := t.gen.Load()
+			t.limit = l.clock.AfterFunc(l.waitLimit, func() { l.expire(t, gen) })
 		}
 	}
 	l.unlock()
 	if reason != "" {
-		return nil, &RejectedError{Reason: reason}
+		return &RejectedError{Reason: reason}
 	}
 	select {
 	case <-t.ready:
@@ -357,23 +382,24 @@ func (l *Limiter) WaitFlow(ctx context.Context, flow Flow, work WorkEstimate) (*
 			l.settle(t, outCtx)
 		}
 		l.unlock()
+		<-t.ready // the token of whichever settle came first
 	}
 	switch t.outcome {
 	case outDispatched:
-		return t, nil
+		return nil
 	case outExpired:
-		return nil, &RejectedError{Reason: ReasonTimeOut, Err: ErrWaitLimit}
+		return &RejectedError{Reason: ReasonTimeOut, Err: ErrWaitLimit}
 	case outClosed:
-		return nil, ErrClosed
+		return ErrClosed
 	default:
-		return nil, &RejectedError{Reason: ReasonTimeOut, Err: ctx.Err()}
+		return &RejectedError{Reason: ReasonTimeOut, Err: ctx.Err()}
 	}
 }
 
-// expire is the wait-limit timer's function.
-func (l *Limiter) expire(t *Ticket) {
+// expire is the wait-limit timer's function for use gen of t.
+func (l *Limiter) expire(t *Ticket, gen uint64) {
 	l.mu.Lock()
-	if t.outcome == outPending {
+	if t.gen.Load() == gen && t.outcome == outPending {
 		l.qs.Expire(l.clock.Now(), &t.r)
 		t.limit = nil
 		l.settle(t, outExpired)
@@ -387,21 +413,47 @@ func (l *Limiter) Do(ctx context.Context, hash uint64, work WorkEstimate, fn fun
 }
 
 // DoFlow runs fn if the request is admitted (see WaitFlow) and finishes it
-// after fn returns or panics.
+// after fn returns or panics. Unlike WaitFlow it reuses its Ticket, so a
+// request that does not wait allocates nothing.
 func (l *Limiter) DoFlow(ctx context.Context, flow Flow, work WorkEstimate, fn func()) error {
-	t, err := l.WaitFlow(ctx, flow, work)
-	if err != nil {
+	if err := work.Validate(); err != nil {
 		return err
 	}
-	defer t.Finish()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t, _ := l.tickets.Get().(*Ticket)
+	if t == nil {
+		t = &Ticket{l: l, ready: make(chan struct{}, 1)}
+	}
+	if err := l.wait(ctx, t, flow, work); err != nil {
+		l.recycle(t)
+		return err
+	}
+	defer func() {
+		if !t.finish() {
+			l.recycle(t)
+		}
+	}()
 	fn()
 	return nil
+}
+
+// recycle returns t, which has ended and which no final-seat timer refers
+// to, to the pool.
+func (l *Limiter) recycle(t *Ticket) {
+	t.gen.Add(1)
+	t.r.Flow, t.r.Value = Flow{}, nil
+	l.tickets.Put(t)
 }
 
 // Finish records that the request's work is done, releasing its seats (its
 // final seats after AdditionalLatency, or at once if the Limiter is
 // closed) and dispatching waiting requests. It panics if called twice.
-func (t *Ticket) Finish() {
+func (t *Ticket) Finish() { t.finish() }
+
+// finish is Finish, reporting whether a final-seat timer now refers to t.
+func (t *Ticket) finish() (lingering bool) {
 	l := t.l
 	l.mu.Lock()
 	if t.r.state != StateExecuting {
@@ -413,12 +465,14 @@ func (t *Ticket) Finish() {
 	if lingering {
 		if l.closed {
 			l.qs.Release(now, &t.r)
+			lingering = false
 		} else {
 			l.timers[t] = l.clock.AfterFunc(at.Sub(now), func() { l.release(t) })
 		}
 	}
 	l.noteDrained()
 	l.unlock()
+	return lingering
 }
 
 func (l *Limiter) release(t *Ticket) {

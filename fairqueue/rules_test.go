@@ -65,6 +65,30 @@ func TestQueueFullOnlyWhenSeatsAreFull(t *testing.T) {
 	}
 }
 
+// TestQueueFullNamesTheFullQueue: Request.Queue() of a queue-full
+// rejection is the queue that was full, the least-loaded of the hand.
+func TestQueueFullNamesTheFullQueue(t *testing.T) {
+	qs, _ := newTestSet(t, Config{Queues: 8, HandSize: 2, QueueLengthLimit: 1, ConcurrencyLimit: 1})
+	const hash = 12345
+	hand := qs.dealer.DealIntoHand(hash, nil)
+	arrive(t, qs, 0, hash, one(), "", StateExecuting)
+	w1 := arrive(t, qs, 0, hash, one(), "", StateWaiting)
+	w2 := arrive(t, qs, 0, hash, one(), "", StateWaiting)
+	if w1.Queue() == w2.Queue() || !slices.Contains(hand, w1.Queue()) || !slices.Contains(hand, w2.Queue()) {
+		t.Fatalf("waiting requests in queues %d and %d, want both queues of the hand %v", w1.Queue(), w2.Queue(), hand)
+	}
+	// Both queues of the hand hold one request: the rotation picks the
+	// first of the hand from the current offset.
+	want := hand[3%2]
+	r := arrive(t, qs, 0, hash, one(), ReasonQueueFull, StateRejected)
+	if r.Queue() != want {
+		t.Errorf("queue-full rejection: Queue() = %d, want %d (hand %v)", r.Queue(), want, hand)
+	}
+	if got := qs.Dump().Queues[r.Queue()].Waiting; len(got) != 1 {
+		t.Errorf("the rejection names queue %d, which holds %d requests, not QueueLengthLimit 1", r.Queue(), len(got))
+	}
+}
+
 func TestNoQueuingRejectsOverConcurrencyLimit(t *testing.T) {
 	qs, _ := newTestSet(t, Config{Queues: 0, ConcurrencyLimit: 2})
 	a := arrive(t, qs, 0, 1, one(), "", StateExecuting)
@@ -594,5 +618,34 @@ func TestFixStaleQueueRemovalDispatchesStrandedRequest(t *testing.T) {
 				t.Errorf("not idle at the end: %+v", qs.Counts())
 			}
 		})
+	}
+}
+
+func TestSeatSecondsString(t *testing.T) {
+	for _, ss := range []SeatSeconds{0, 1, 99999999, 100000000, 300000, 123456789012, highR, MaxSeatSeconds} {
+		want := fmt.Sprintf("%d.%08dss", ss/1e8, ss%1e8)
+		if got := ss.String(); got != want {
+			t.Errorf("SeatSeconds(%d).String() = %q, want %q", uint64(ss), got, want)
+		}
+	}
+}
+
+// TestFlowHoldsAtMostHandTimesQueueLength backs the package doc: with every
+// seat taken, one flow can have at most HandSize × QueueLengthLimit
+// requests waiting (all the queues of its hand full), and no more whatever
+// it sends; requests of other flows sharing those queues only lower that.
+func TestFlowHoldsAtMostHandTimesQueueLength(t *testing.T) {
+	for _, c := range []struct{ queues, hand, qll, limit int }{{16, 4, 3, 2}, {64, 8, 50, 8}, {128, 6, 50, 1}} {
+		qs, _ := newTestSet(t, Config{Queues: c.queues, HandSize: c.hand, QueueLengthLimit: c.qll, ConcurrencyLimit: c.limit})
+		rejected := 0
+		for i := 0; i < c.limit+c.hand*c.qll+10; i++ {
+			if qs.Arrive(t0, new(Request), 99, one()) != "" {
+				rejected++
+			}
+		}
+		if got := qs.Counts(); got.Executing != c.limit || got.Waiting != c.hand*c.qll || rejected != 10 {
+			t.Errorf("%+v: %d executing, %d waiting, %d rejected; want %d, HandSize × QueueLengthLimit = %d, 10",
+				c, got.Executing, got.Waiting, rejected, c.limit, c.hand*c.qll)
+		}
 	}
 }

@@ -1,8 +1,8 @@
 package fairqueue
 
 import (
-	"fmt"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -44,5 +44,13 @@ func (ss SeatSeconds) Float() float64 { return float64(ss) / seatSecondsScale }
 // unit "ss", for example "0.00300000ss".
 func (ss SeatSeconds) String() string {
 	const unit = SeatSeconds(seatSecondsScale)
-	return fmt.Sprintf("%d.%08dss", ss/unit, ss%unit)
+	var buf [32]byte
+	b := strconv.AppendUint(buf[:0], uint64(ss/unit), 10)
+	b = append(b, '.')
+	frac := uint64(ss % unit)
+	for div := uint64(unit / 10); div > 0; div /= 10 { // eight digits, zero-padded
+		b = append(b, byte('0'+frac/div%10))
+	}
+	b = append(b, "ss"...)
+	return string(b)
 }

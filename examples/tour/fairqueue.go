@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/fairslice/fairslice/fairqueue"
 	"github.com/fairslice/fairslice/fairqueue/scenario"
 	"github.com/fairslice/fairslice/shufflesharding"
 )
@@ -20,7 +21,7 @@ func fairQueueSection(w io.Writer) error {
 		seats    = 4
 		duration = 100 * time.Millisecond // 4 seats serve 40 requests/s
 		span     = 10 * time.Second
-		wait     = 15 * time.Second // upstream default: a quarter of the 60s request timeout
+		wait     = fairqueue.DefaultWaitLimit // upstream's default: a quarter of the 60s request timeout
 	)
 	users := []struct {
 		name string

@@ -15,7 +15,9 @@
 //
 // Durations are Go duration strings, offsets from time 0 (the earliest
 // arrival need not be 0). hash is an unsigned 64-bit integer literal, read
-// exactly (never through float64). duration is the execution time once
+// exactly (never through float64), or a string holding the hash in decimal
+// or, with a 0x prefix, in hexadecimal as "fairslice deal" prints it
+// ("hash": "0x00000000deadbeef"). duration is the execution time once
 // dispatched; waitLimit 0 means no limit; initialSeats defaults to 1, and
 // finalSeats, additionalLatency and waitLimit to 0. queues 0 selects the
 // no-queuing mode and -1 the exempt mode; handSize and queueLengthLimit are
@@ -25,14 +27,20 @@
 // each entry replaces the configuration at the given instant.
 //
 // A second extension: a config (top-level or in a reconfiguration) may set
-// "fixStaleQueueRemoval": true (the default is false), which runs fairqueue
-// with Config.FixStaleQueueRemoval, so that a request lingering in an
-// already removed queue does not remove another queue at its release and
-// strand that queue's waiting requests (see Output). Each config is
-// complete: a reconfiguration without the field turns the fix off. Write
-// emits the field only when it is true, so files without it read and write
-// as before. Upstream has no such option: "fairslice simulate --upstream"
-// rejects scenarios that set it.
+// any of fairqueue.Config's three behaviour fixes to true (each defaults to
+// false):
+//   - "fixStaleQueueRemoval" (Config.FixStaleQueueRemoval): a request
+//     lingering in an already removed queue does not remove another queue
+//     at its release and strand that queue's waiting requests (see Output);
+//   - "fixZeroLimitAdmission" (Config.FixZeroLimitAdmission): a
+//     concurrency limit of 0 admits nothing;
+//   - "clampFinalSeatsWithoutQueues" (Config.ClampFinalSeatsWithoutQueues):
+//     the final-seats clamp applies without queues too.
+//
+// Each config is complete: a reconfiguration without a field turns that
+// fix off. Write emits the fields only when true, so files without them
+// read and write as before. Upstream has none of these options: "fairslice
+// simulate --upstream" rejects scenarios that set one.
 //
 // # Event rules
 //

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/fairslice/fairslice/fairqueue"
@@ -10,13 +11,31 @@ import (
 // epoch is the wall-clock instant that time 0 maps to for fairqueue.
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// setName names the queue set in fairqueue's Dump output.
-const setName = "scenario"
+// Names in Dump output: the queue set (priority level) is "scenario", each
+// request's flow schema is FlowSchemaName and its flow distinguisher is its
+// index in Scenario.Requests, in decimal. The kube module's upstream engine
+// names requests the same way, so that the two engines' dumps compare
+// equal.
+const (
+	setName = "scenario"
+	// FlowSchemaName is the flow schema name of every request in Dump
+	// output.
+	FlowSchemaName = "scenario-flow"
+)
+
+// Inspector is implemented by engines that expose their queue set between
+// events, as the engine NewEngine returns does. Tests use it to compare the
+// queue set's state (R, each queue's next dispatch R, the robin index,
+// Dump) with another engine's after every event.
+type Inspector interface {
+	QueueSet() *fairqueue.QueueSet
+}
 
 // NewEngine returns an Engine that replays a scenario through
 // fairqueue.QueueSet, with the upstream-compatible defaults: no behaviour
-// fixes enabled, except FixStaleQueueRemoval where a configuration sets
-// fixStaleQueueRemoval. Use a new Engine for each run.
+// fixes enabled, except those a configuration sets (fixStaleQueueRemoval,
+// fixZeroLimitAdmission, clampFinalSeatsWithoutQueues). Use a new Engine
+// for each run.
 func NewEngine() Engine { return &coreEngine{} }
 
 type coreEngine struct {
@@ -34,7 +53,9 @@ func coreConfig(c Config) fairqueue.Config {
 		QueueLengthLimit: c.QueueLengthLimit,
 		ConcurrencyLimit: c.ConcurrencyLimit,
 
-		FixStaleQueueRemoval: c.FixStaleQueueRemoval,
+		FixStaleQueueRemoval:         c.FixStaleQueueRemoval,
+		FixZeroLimitAdmission:        c.FixZeroLimitAdmission,
+		ClampFinalSeatsWithoutQueues: c.ClampFinalSeatsWithoutQueues,
 	}
 }
 
@@ -47,6 +68,8 @@ func (e *coreEngine) Start(s *Scenario, h Host) error {
 	e.reqs = make([]fairqueue.Request, len(s.Requests))
 	for i := range e.reqs {
 		e.reqs[i].Value = i
+		e.reqs[i].FlowSchema = FlowSchemaName
+		e.reqs[i].FlowDistinguisher = strconv.Itoa(i)
 	}
 	qs.SetDispatchFunc(func(r *fairqueue.Request) { h.Dispatched(r.Value.(int)) })
 	return nil
@@ -92,3 +115,6 @@ func (e *coreEngine) Fire(now time.Duration, token int) {
 func (e *coreEngine) Reconfigure(now time.Duration, c Config) error {
 	return e.qs.Reconfigure(epoch.Add(now), coreConfig(c))
 }
+
+// QueueSet implements Inspector.
+func (e *coreEngine) QueueSet() *fairqueue.QueueSet { return e.qs }

@@ -94,3 +94,35 @@ func TestEngineEpochAdvance(t *testing.T) {
 		t.Errorf("epoch-advance.json: EpochAdvances = %d, want 1", n)
 	}
 }
+
+// TestEngineOptions: the two options other than fixStaleQueueRemoval reach
+// the queue set and change what upstream does.
+func TestEngineOptions(t *testing.T) {
+	run := func(config string) []Result {
+		t.Helper()
+		s := mustParse(t, `{"config": `+config+`, "requests": [
+		  {"id": "a", "arrival": "0s", "hash": 1, "finalSeats": 4, "additionalLatency": "1s", "duration": "1s"},
+		  {"id": "b", "arrival": "2500ms", "hash": 1, "duration": "1s"}]}`)
+		res, err := Run(s, NewEngine())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	// Upstream admits into a zero-limit set when nothing executes.
+	if got := run(`{"queues": 0, "concurrencyLimit": 0}`)[0].Outcome; got != OutcomeDispatched {
+		t.Errorf("limit 0: a = %v, want dispatched (upstream's quirk)", got)
+	}
+	if got := run(`{"queues": 0, "concurrencyLimit": 0, "fixZeroLimitAdmission": true}`)[0]; got.Outcome != OutcomeRejected || got.Reason != ReasonConcurrencyLimit {
+		t.Errorf("limit 0 with fixZeroLimitAdmission: a = %+v, want rejected for concurrency-limit", got)
+	}
+	// a, wider than the limit of 2, runs alone and holds its 4 final seats
+	// from 1s to 2s, so b fits at 2.5s; clamped to 2 seats, a holds them
+	// twice as long, until 3s, and b is turned away.
+	if got := run(`{"queues": 0, "concurrencyLimit": 2}`)[1]; got.Outcome != OutcomeDispatched {
+		t.Errorf("without the clamp: b = %+v, want dispatched", got)
+	}
+	if got := run(`{"queues": 0, "concurrencyLimit": 2, "clampFinalSeatsWithoutQueues": true}`)[1]; got.Outcome != OutcomeRejected || got.Reason != ReasonConcurrencyLimit {
+		t.Errorf("with the clamp: b = %+v, want rejected for concurrency-limit", got)
+	}
+}

@@ -44,5 +44,5 @@ func ExampleParse() {
 	fmt.Println(err)
 	// Output:
 	// scenario: requests[0] (id "A1"): arrival: negative duration "-1s"
-	// scenario: requests[0] (id "A1"): hash: must be an unsigned 64-bit integer literal, got -3
+	// scenario: requests[0] (id "A1"): hash: must be an unsigned 64-bit integer literal or a string holding one in decimal or 0x-hexadecimal, got -3
 }

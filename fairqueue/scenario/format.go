@@ -37,11 +37,11 @@ func Write(w io.Writer, s *Scenario) error {
 }
 
 func configJSON(c Config) string {
-	// The extension field is written only when set, so that files without
-	// it come out as before.
+	// The extension fields are written only when set, so that files
+	// without them come out as before.
 	fix := ""
-	if c.FixStaleQueueRemoval {
-		fix = `, "fixStaleQueueRemoval": true`
+	for _, name := range c.Options() {
+		fix += `, "` + name + `": true`
 	}
 	return fmt.Sprintf(`{"queues": %d, "handSize": %d, "queueLengthLimit": %d, "concurrencyLimit": %d%s}`,
 		c.Queues, c.HandSize, c.QueueLengthLimit, c.ConcurrencyLimit, fix)

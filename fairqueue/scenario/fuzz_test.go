@@ -2,9 +2,12 @@ package scenario
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -112,4 +115,32 @@ func checkResults(t *testing.T, s *Scenario, res []Result) {
 			t.Errorf("%s: outcome %q", r.ID, r.Outcome)
 		}
 	}
+}
+
+// FuzzParseHash: whatever ParseHash accepts, it reads back the same from
+// the value's decimal and 0x-hexadecimal forms, and it accepts only those
+// forms (digits, with an optional 0x or 0X prefix before hex digits).
+func FuzzParseHash(f *testing.F) {
+	for _, s := range []string{"0", "12345", "0x00000000deadbeef", "0XFF", "18446744073709551615", "0x10000000000000000", "-1", "0x", "1_000", "+5", " 1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := ParseHash(s)
+		if err != nil {
+			return
+		}
+		digits, hex := strings.CutPrefix(strings.ToLower(s), "0x")
+		set := "0123456789"
+		if hex {
+			set += "abcdef"
+		}
+		if digits == "" || strings.Trim(digits, set) != "" {
+			t.Fatalf("ParseHash(%q) = %d, accepting a form other than decimal or 0x-hex", s, v)
+		}
+		for _, form := range []string{strconv.FormatUint(v, 10), "0x" + strconv.FormatUint(v, 16), fmt.Sprintf("%#016x", v)} {
+			if back, err := ParseHash(form); err != nil || back != v {
+				t.Fatalf("ParseHash(%q) = %d, %v; want %d (from %q)", form, back, err, v, s)
+			}
+		}
+	})
 }

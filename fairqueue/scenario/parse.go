@@ -109,7 +109,7 @@ func fields(where string, msg json.RawMessage, known, required []string) (map[st
 }
 
 var (
-	configFields  = []string{"queues", "handSize", "queueLengthLimit", "concurrencyLimit", "fixStaleQueueRemoval"}
+	configFields  = []string{"queues", "handSize", "queueLengthLimit", "concurrencyLimit", "fixStaleQueueRemoval", "fixZeroLimitAdmission", "clampFinalSeatsWithoutQueues"}
 	requestFields = []string{"id", "arrival", "hash", "initialSeats", "finalSeats", "additionalLatency", "duration", "waitLimit"}
 )
 
@@ -135,12 +135,21 @@ func parseConfig(where string, msg json.RawMessage) (Config, []error) {
 	get("handSize", &c.HandSize)
 	get("queueLengthLimit", &c.QueueLengthLimit)
 	get("concurrencyLimit", &c.ConcurrencyLimit)
-	if v, ok := m["fixStaleQueueRemoval"]; ok {
-		b, err := parseBool(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("scenario: %s.fixStaleQueueRemoval: %v", where, err))
+	for _, o := range []struct {
+		name string
+		dst  *bool
+	}{
+		{"fixStaleQueueRemoval", &c.FixStaleQueueRemoval},
+		{"fixZeroLimitAdmission", &c.FixZeroLimitAdmission},
+		{"clampFinalSeatsWithoutQueues", &c.ClampFinalSeatsWithoutQueues},
+	} {
+		if v, ok := m[o.name]; ok {
+			b, err := parseBool(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("scenario: %s.%s: %v", where, o.name, err))
+			}
+			*o.dst = b
 		}
-		c.FixStaleQueueRemoval = b
 	}
 	if c.Queues >= 1 {
 		for _, name := range []string{"handSize", "queueLengthLimit"} {
@@ -208,7 +217,7 @@ func parseRequest(i int, msg json.RawMessage) (Request, []error) {
 	}
 	dur("arrival", &req.Arrival)
 	if v, ok := m["hash"]; ok {
-		h, err := parseUint64(v)
+		h, err := parseHashValue(v)
 		if err != nil {
 			bad("hash", err)
 		}
@@ -263,18 +272,49 @@ func parseDuration(v json.RawMessage) (time.Duration, error) {
 	return d, nil
 }
 
-// parseUint64 reads a JSON number literal made of decimal digits only,
-// without going through float64.
-func parseUint64(v json.RawMessage) (uint64, error) {
+// parseHashValue reads a hash: a JSON number literal made of decimal
+// digits only (read without going through float64), or a JSON string that
+// ParseHash accepts.
+func parseHashValue(v json.RawMessage) (uint64, error) {
 	lit := string(bytes.TrimSpace(v))
+	if strings.HasPrefix(lit, `"`) {
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return 0, fmt.Errorf("invalid string %s", lit)
+		}
+		return ParseHash(s)
+	}
 	if lit == "" || strings.Trim(lit, "0123456789") != "" {
-		return 0, fmt.Errorf("must be an unsigned 64-bit integer literal, got %s", lit)
+		return 0, fmt.Errorf("must be an unsigned 64-bit integer literal or a string holding one in decimal or 0x-hexadecimal, got %s", lit)
 	}
 	n, err := strconv.ParseUint(lit, 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("%s does not fit in 64 bits", lit)
 	}
 	return n, nil
+}
+
+// ParseHash parses a 64-bit flow hash written in decimal or, with a 0x or
+// 0X prefix, in hexadecimal, as "fairslice deal" prints it (for example
+// 0x00000000deadbeef). Unlike strconv.ParseUint with base 0, a leading
+// zero does not mean octal, and no sign or underscore is accepted.
+func ParseHash(s string) (uint64, error) {
+	digits, base := s, 10
+	if len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") {
+		digits, base = s[2:], 16
+	}
+	if digits == "" || digits[0] == '+' || digits[0] == '-' || strings.Contains(digits, "_") {
+		return 0, fmt.Errorf("%q is not a decimal or 0x-hexadecimal number", s)
+	}
+	v, err := strconv.ParseUint(digits, base, 64)
+	if err != nil {
+		var ne *strconv.NumError
+		if errors.As(err, &ne) && ne.Err == strconv.ErrRange {
+			return 0, fmt.Errorf("%q does not fit in 64 bits", s)
+		}
+		return 0, fmt.Errorf("%q is not a decimal or 0x-hexadecimal number", s)
+	}
+	return v, nil
 }
 
 // parseBool reads the JSON literal true or false (not null).

@@ -54,9 +54,15 @@ func TestParseErrors(t *testing.T) {
 		{`{` + cfg + `, "requests": [7]}`, []string{"requests[0]: must be a JSON object"}},
 		{`{` + cfg + `, "requests": [{"id": 7, "arrival": "0s", "hash": 1, "duration": "1s"}]}`, []string{"requests[0]: id: must be a non-empty string, got 7"}},
 		{req(`, "colour": "red"`), []string{`requests[0] (id "A"): unknown field "colour"`}},
-		{req(`, "hash": -5`), []string{`(id "A"): hash: must be an unsigned 64-bit integer literal, got -5`}},
-		{req(`, "hash": 1e3`), []string{`hash: must be an unsigned 64-bit integer literal, got 1e3`}},
-		{req(`, "hash": "12"`), []string{`hash: must be an unsigned 64-bit integer literal, got "12"`}},
+		{req(`, "hash": -5`), []string{`(id "A"): hash: must be an unsigned 64-bit integer literal or a string holding one in decimal or 0x-hexadecimal, got -5`}},
+		{req(`, "hash": 1e3`), []string{`hash: must be an unsigned 64-bit integer literal or a string`}},
+		{req(`, "hash": "0xZZ"`), []string{`hash: "0xZZ" is not a decimal or 0x-hexadecimal number`}},
+		{req(`, "hash": "-5"`), []string{`hash: "-5" is not a decimal or 0x-hexadecimal number`}},
+		{req(`, "hash": "0x"`), []string{`hash: "0x" is not a decimal or 0x-hexadecimal number`}},
+		{req(`, "hash": "0x1_0"`), []string{`hash: "0x1_0" is not a decimal or 0x-hexadecimal number`}},
+		{req(`, "hash": ""`), []string{`hash: "" is not a decimal or 0x-hexadecimal number`}},
+		{req(`, "hash": "0x10000000000000000"`), []string{`hash: "0x10000000000000000" does not fit in 64 bits`}},
+		{req(`, "hash": true`), []string{`hash: must be an unsigned 64-bit integer literal or a string`}},
 		{req(`, "hash": 18446744073709551616`), []string{`hash: 18446744073709551616 does not fit in 64 bits`}},
 		{req(`, "duration": "-1s"`), []string{`(id "A"): duration: negative duration "-1s"`}},
 		{req(`, "waitLimit": "soon"`), []string{`waitLimit: invalid duration "soon"`}},
@@ -93,7 +99,7 @@ func TestParseErrors(t *testing.T) {
 
 // TestParseFixStaleQueueRemoval checks the optional fixStaleQueueRemoval
 // field: read where present, false where absent, and written back only
-// when true.
+// when true; the same for the other two options.
 func TestParseFixStaleQueueRemoval(t *testing.T) {
 	const in = `{"config": {"queues": 2, "handSize": 1, "queueLengthLimit": 1, "concurrencyLimit": 1, "fixStaleQueueRemoval": true},
 	 "requests": [],
@@ -112,6 +118,53 @@ func TestParseFixStaleQueueRemoval(t *testing.T) {
 	}
 	if back := mustParse(t, b.String()); !reflect.DeepEqual(back, s) {
 		t.Errorf("Parse(Write(s)) = %+v, want %+v", back, s)
+	}
+}
+
+// TestParseOptions: every behaviour option can be set, in the top-level
+// config and in reconfigurations, and survives Write.
+func TestParseOptions(t *testing.T) {
+	const in = `{"config": {"queues": 0, "concurrencyLimit": 0, "fixZeroLimitAdmission": true, "clampFinalSeatsWithoutQueues": true, "fixStaleQueueRemoval": true},
+	 "requests": [],
+	 "reconfigurations": [{"at": "1s", "config": {"queues": 0, "concurrencyLimit": 1, "clampFinalSeatsWithoutQueues": true}}]}`
+	s := mustParse(t, in)
+	want := Config{ConcurrencyLimit: 0, FixZeroLimitAdmission: true, ClampFinalSeatsWithoutQueues: true, FixStaleQueueRemoval: true}
+	if s.Config != want {
+		t.Errorf("config = %+v, want %+v", s.Config, want)
+	}
+	if got := s.Reconfigurations[0].Config; got != (Config{ConcurrencyLimit: 1, ClampFinalSeatsWithoutQueues: true}) {
+		t.Errorf("reconfiguration config = %+v", got)
+	}
+	if got := s.Config.Options(); !reflect.DeepEqual(got, []string{"fixStaleQueueRemoval", "fixZeroLimitAdmission", "clampFinalSeatsWithoutQueues"}) {
+		t.Errorf("Options() = %q", got)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	if back := mustParse(t, b.String()); !reflect.DeepEqual(back, s) {
+		t.Errorf("Parse(Write(s)) = %+v, want %+v", back, s)
+	}
+	if _, err := Parse(strings.NewReader(`{"config": {"queues": 0, "concurrencyLimit": 1, "fixZeroLimitAdmission": "yes", "clampFinalSeatsWithoutQueues": 0}, "requests": []}`)); err == nil ||
+		!strings.Contains(err.Error(), `config.fixZeroLimitAdmission: must be true or false, got "yes"`) ||
+		!strings.Contains(err.Error(), `config.clampFinalSeatsWithoutQueues: must be true or false, got 0`) {
+		t.Errorf("Parse(bad options) error = %v", err)
+	}
+}
+
+// TestParseHexHash: a hash may be written as "fairslice deal" prints it.
+func TestParseHexHash(t *testing.T) {
+	s := mustParse(t, `{"config": {"queues": 0, "concurrencyLimit": 1}, "requests": [
+	  {"id": "a", "arrival": "0s", "hash": "0x00000000deadbeef", "duration": "1s"},
+	  {"id": "b", "arrival": "0s", "hash": "0XFFFFFFFFFFFFFFFF", "duration": "1s"},
+	  {"id": "c", "arrival": "0s", "hash": "0012", "duration": "1s"},
+	  {"id": "d", "arrival": "0s", "hash": 3735928559, "duration": "1s"}]}`)
+	var got []uint64
+	for _, r := range s.Requests {
+		got = append(got, r.Hash)
+	}
+	if want := []uint64{0xdeadbeef, 1<<64 - 1, 12, 0xdeadbeef}; !reflect.DeepEqual(got, want) {
+		t.Errorf("hashes = %#x, want %#x", got, want)
 	}
 }
 

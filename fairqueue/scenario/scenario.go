@@ -10,17 +10,48 @@ import (
 // only) and -1 the exempt mode (every request is dispatched at once).
 // HandSize and QueueLengthLimit matter only when Queues ≥ 1.
 //
-// FixStaleQueueRemoval, an optional extension field, turns on
-// fairqueue.Config.FixStaleQueueRemoval: the final-seat release of a
-// request whose queue was already removed removes no other queue, so no
-// waiting request is stranded. Upstream has no such option; the kube
-// module's upstream engine rejects scenarios that set it.
+// The Fix… and Clamp… fields, optional extension fields, turn on
+// fairqueue.Config's options of the same names, which depart from upstream
+// where it has a bug:
+//   - FixStaleQueueRemoval: the final-seat release of a request whose
+//     queue was already removed removes no other queue, so no waiting
+//     request is stranded;
+//   - FixZeroLimitAdmission: a concurrency limit of 0 admits nothing
+//     (upstream admits one request at a time when nothing executes,
+//     kubernetes#134196);
+//   - ClampFinalSeatsWithoutQueues: the final-seats clamp applies in the
+//     no-queuing mode too (kubernetes#107964).
+//
+// Upstream has no such options; the kube module's upstream engine rejects
+// scenarios that set any of them.
 type Config struct {
-	Queues               int  `json:"queues"`
-	HandSize             int  `json:"handSize"`
-	QueueLengthLimit     int  `json:"queueLengthLimit"`
-	ConcurrencyLimit     int  `json:"concurrencyLimit"`
-	FixStaleQueueRemoval bool `json:"fixStaleQueueRemoval,omitempty"`
+	Queues                       int  `json:"queues"`
+	HandSize                     int  `json:"handSize"`
+	QueueLengthLimit             int  `json:"queueLengthLimit"`
+	ConcurrencyLimit             int  `json:"concurrencyLimit"`
+	FixStaleQueueRemoval         bool `json:"fixStaleQueueRemoval,omitempty"`
+	FixZeroLimitAdmission        bool `json:"fixZeroLimitAdmission,omitempty"`
+	ClampFinalSeatsWithoutQueues bool `json:"clampFinalSeatsWithoutQueues,omitempty"`
+}
+
+// Options returns the file names of the fairslice-only options (the Fix…
+// and Clamp… fields) that c sets, in a fixed order; none for a
+// configuration upstream can run.
+func (c Config) Options() []string {
+	var names []string
+	for _, o := range []struct {
+		name string
+		set  bool
+	}{
+		{"fixStaleQueueRemoval", c.FixStaleQueueRemoval},
+		{"fixZeroLimitAdmission", c.FixZeroLimitAdmission},
+		{"clampFinalSeatsWithoutQueues", c.ClampFinalSeatsWithoutQueues},
+	} {
+		if o.set {
+			names = append(names, o.name)
+		}
+	}
+	return names
 }
 
 // Request is one request of a scenario. All times are offsets from time 0,
@@ -31,7 +62,9 @@ type Request struct {
 	// Arrival is when the request arrives.
 	Arrival time.Duration
 	// Hash is the flow hash that shuffle sharding deals a hand from. It is
-	// also the flow identity in the summary.
+	// also the flow identity in the summary. In the file it is an unsigned
+	// integer literal, or a string holding one in decimal or, with a 0x
+	// prefix, in hexadecimal (as "fairslice deal" prints it).
 	Hash uint64
 	// InitialSeats is the number of seats occupied while executing (≥ 1).
 	InitialSeats int

@@ -6,9 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
+	"github.com/fairslice/fairslice/fairqueue/scenario"
 	"github.com/fairslice/fairslice/shufflesharding"
 )
 
@@ -42,23 +42,8 @@ func (h *hashFlag) Set(s string) error {
 }
 
 // parseHash parses an unsigned 64-bit value in decimal or, with a 0x or 0X
-// prefix, hexadecimal. Unlike strconv.ParseUint with base 0, a leading zero
-// does not mean octal.
-func parseHash(s string) (uint64, error) {
-	digits, base := s, 10
-	if len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") {
-		digits, base = s[2:], 16
-	}
-	v, err := strconv.ParseUint(digits, base, 64)
-	if err != nil {
-		var ne *strconv.NumError
-		if errors.As(err, &ne) && ne.Err == strconv.ErrRange {
-			return 0, fmt.Errorf("%q does not fit in 64 bits", s)
-		}
-		return 0, fmt.Errorf("%q is not a decimal or 0x-hexadecimal number", s)
-	}
-	return v, nil
-}
+// prefix, hexadecimal, as scenario files accept it (scenario.ParseHash).
+func parseHash(s string) (uint64, error) { return scenario.ParseHash(s) }
 
 // dealResult is the --json output of deal.
 type dealResult struct {

@@ -41,7 +41,9 @@ The file:
                  "waitLimit": "0s"}],
    "reconfigurations": [{"at": "5s", "config": {...}}]}
 
-Durations are Go duration strings; hash is an unsigned 64-bit integer;
+Durations are Go duration strings; hash is an unsigned 64-bit integer, or a
+string holding one in decimal or 0x-hexadecimal as "fairslice deal" prints
+it ("0x00000000deadbeef");
 duration is the execution time once dispatched; waitLimit 0 means none;
 queues 0 selects no queuing and -1 the exempt mode. initialSeats (default
 1), finalSeats, additionalLatency, waitLimit and reconfigurations are
@@ -49,10 +51,12 @@ optional. Events run in time order; at one instant: completions and seat
 releases (in the order scheduled), then wait-limit expiries, then
 reconfigurations, then arrivals (each in file order).
 
-A config may add "fixStaleQueueRemoval": true to run fairqueue with that
-fix: a request lingering in an already removed queue then removes no other
-queue at its release, so no waiting request is stranded. --upstream
-rejects it, as Kubernetes has no such option.
+A config may set any of fairqueue's three fixes of upstream bugs to true:
+"fixStaleQueueRemoval" (a request lingering in an already removed queue
+removes no other queue at its release, so no waiting request is stranded),
+"fixZeroLimitAdmission" (a concurrency limit of 0 admits nothing) and
+"clampFinalSeatsWithoutQueues" (the final-seats clamp applies without
+queues too). --upstream rejects them, as Kubernetes has no such options.
 
 Without --upstream the scenario runs through fairslice's fairqueue package
 and a per-flow summary (throughput, wait percentiles, Jain's fairness

@@ -107,7 +107,9 @@ func TestSimulateErrors(t *testing.T) {
 		{"unknown field", `{` + cfg + `, "requests": [{"id": "A", "arrival": "0s", "hash": 1, "duration": "1s", "colour": "red"}]}`,
 			[]string{"-"}, exitFailure, []string{`requests[0] (id "A"): unknown field "colour"`}},
 		{"negative hash", `{` + cfg + `, "requests": [{"id": "A", "arrival": "0s", "hash": -1, "duration": "1s"}]}`,
-			[]string{"-"}, exitFailure, []string{`requests[0] (id "A"): hash: must be an unsigned 64-bit integer literal, got -1`}},
+			[]string{"-"}, exitFailure, []string{`requests[0] (id "A"): hash: must be an unsigned 64-bit integer literal or a string holding one in decimal or 0x-hexadecimal, got -1`}},
+		{"bad hex hash", `{` + cfg + `, "requests": [{"id": "A", "arrival": "0s", "hash": "0xdeadbeefg", "duration": "1s"}]}`,
+			[]string{"-"}, exitFailure, []string{`requests[0] (id "A"): hash: "0xdeadbeefg" is not a decimal or 0x-hexadecimal number`}},
 		{"hash too big", `{` + cfg + `, "requests": [{"id": "A", "arrival": "0s", "hash": 18446744073709551616, "duration": "1s"}]}`,
 			[]string{"-"}, exitFailure, []string{`hash: 18446744073709551616 does not fit in 64 bits`}},
 		{"negative duration", `{` + cfg + `, "requests": [{"id": "A", "arrival": "0s", "hash": 1, "duration": "-1s"}]}`,
@@ -120,6 +122,8 @@ func TestSimulateErrors(t *testing.T) {
 			exitFailure, []string{"the queue set panicked"}},
 		{"upstream with a fairslice fix", `{"config": {"queues": 0, "concurrencyLimit": 1, "fixStaleQueueRemoval": true}, "requests": []}`,
 			[]string{"--upstream", "-"}, exitFailure, []string{"config: fixStaleQueueRemoval is a fairslice option"}},
+		{"upstream with every fairslice fix", `{"config": {"queues": 0, "concurrencyLimit": 1, "fixZeroLimitAdmission": true, "clampFinalSeatsWithoutQueues": true}, "requests": []}`,
+			[]string{"--upstream", "-"}, exitFailure, []string{"config: fixZeroLimitAdmission is a fairslice option", "config: clampFinalSeatsWithoutQueues is a fairslice option"}},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := invokeSimulate(tt.stdin, tt.args...)
@@ -147,5 +151,35 @@ func TestSimulateHelp(t *testing.T) {
 	code, _, stderr := invoke("help", "simulate")
 	if code != exitOK || !strings.Contains(stderr, "Simulate replays a scenario file") {
 		t.Errorf("help simulate = %d, %q", code, stderr)
+	}
+}
+
+// TestSimulateHashFromDeal: the hash "fairslice deal" prints can be pasted
+// into a scenario file, and means the same flow as its decimal value.
+func TestSimulateHashFromDeal(t *testing.T) {
+	code, out, stderr := invoke("deal", "--deck", "8", "--hand", "2", "--hash", "3735928559")
+	if code != exitOK {
+		t.Fatalf("deal = %d: %s", code, stderr)
+	}
+	fields := strings.Fields(out)
+	if len(fields) < 2 || fields[0] != "hash" {
+		t.Fatalf("deal printed %q", out)
+	}
+	printed := fields[1] // such as 0x00000000deadbeef
+	scenarioWith := func(hash string) string {
+		return `{"config": {"queues": 8, "handSize": 2, "queueLengthLimit": 5, "concurrencyLimit": 1}, "requests": [
+		  {"id": "a", "arrival": "0s", "hash": ` + hash + `, "duration": "1s"},
+		  {"id": "b", "arrival": "0s", "hash": ` + hash + `, "duration": "1s"},
+		  {"id": "c", "arrival": "0s", "hash": 7, "duration": "1s"}]}`
+	}
+	for _, args := range [][]string{{"-"}, {"--upstream", "-"}} {
+		codeHex, hex, errHex := invokeSimulate(scenarioWith(`"`+printed+`"`), args...)
+		codeDec, dec, errDec := invokeSimulate(scenarioWith("3735928559"), args...)
+		if codeHex != exitOK || codeDec != exitOK {
+			t.Fatalf("simulate %q = %d, %d: %s%s", args, codeHex, codeDec, errHex, errDec)
+		}
+		if hex != dec || hex == "" {
+			t.Errorf("simulate %q with hash %s:\n%s\nwith its decimal value:\n%s", args, printed, hex, dec)
+		}
 	}
 }

@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fairslice/fairslice/fairqueue"
 	"github.com/fairslice/fairslice/fairqueue/scenario"
 	"github.com/fairslice/fairslice/kube/internal/upstreamqs"
 	"github.com/fairslice/fairslice/shufflesharding"
@@ -21,23 +23,57 @@ var (
 	diffSeed   = flag.Uint64("diff.seed", 0, "seed for TestDifferential (0: derive from the clock)")
 	diffTraces = flag.Int("diff.traces", 500, "number of random traces in TestDifferential")
 	diffSave   = flag.String("diff.save", "", "directory to save minimized mismatching scenarios into")
+	// Comparing the state after every event costs about three times the
+	// replay itself, and writing both dumps as text about as much again,
+	// so by default only the first traces compare them.
+	diffStateTraces = flag.Int("diff.statetraces", 200, "number of TestDifferential's traces (the first ones) that compare R, the robin index and every queue after every event")
+	diffTextTraces  = flag.Int("diff.texttraces", 50, "number of TestDifferential's traces (the first ones) that also compare the dump text after every event")
 )
 
 // newOursEngine makes the engine compared with upstream; tests of the harness
 // replace it with a deliberately broken one.
 var newOursEngine = scenario.NewEngine
 
-// runBoth replays s through upstream's QueueSet and through fairqueue.
-func runBoth(s *scenario.Scenario) (up, ours []scenario.Result, err error) {
-	up, err = runGuarded(s, upstreamqs.New())
-	if err != nil {
-		return nil, nil, fmt.Errorf("upstream: %w", err)
+// run is one engine's replay of a scenario: the per-request results and
+// the queue set's state after every event.
+type run struct {
+	results []scenario.Result
+	steps   []step
+}
+
+// runBoth replays s through upstream's QueueSet and through fairqueue,
+// comparing the dump text too.
+func runBoth(s *scenario.Scenario) (up, ours run, err error) { return runBothText(s, true, true) }
+
+// runBothText is runBoth with the state after every event recorded or not,
+// and if so with the dump text or not.
+func runBothText(s *scenario.Scenario, withState, withText bool) (up, ours run, err error) {
+	var upRec, oursRec scenario.Engine = upstreamqs.New(), newOursEngine()
+	if withState {
+		upRec, oursRec = recordUpstream(withText), recordOurs(withText)
 	}
-	ours, err = runGuarded(s, newOursEngine())
+	up.results, err = runGuarded(s, upRec)
 	if err != nil {
-		return nil, nil, fmt.Errorf("fairqueue: %w", err)
+		return up, ours, fmt.Errorf("upstream: %w", err)
+	}
+	ours.results, err = runGuarded(s, oursRec)
+	if err != nil {
+		return up, ours, fmt.Errorf("fairqueue: %w", err)
+	}
+	if withState {
+		up.steps, ours.steps = upRec.(*recorder).steps, oursRec.(*recorder).steps
 	}
 	return up, ours, nil
+}
+
+// differ reports whether two replays differ in any request's result or in
+// the state after any event.
+func differ(up, ours run) bool {
+	if firstDiff(up.results, ours.results) >= 0 {
+		return true
+	}
+	i, _ := firstStateDiff(up.steps, ours.steps)
+	return i >= 0
 }
 
 // runGuarded is scenario.Run with panics turned into errors, so that a
@@ -66,7 +102,7 @@ func firstDiff(up, ours []scenario.Result) int {
 // fails).
 func mismatches(s *scenario.Scenario) bool {
 	up, ours, err := runBoth(s)
-	return err != nil || firstDiff(up, ours) >= 0
+	return err != nil || differ(up, ours)
 }
 
 // upstreamPanics reports whether upstream's QueueSet panics on s.
@@ -134,18 +170,24 @@ func describe(s *scenario.Scenario) string {
 	if err != nil {
 		return err.Error()
 	}
-	i := firstDiff(up, ours)
+	i := firstDiff(up.results, ours.results)
 	if i < 0 {
+		if j, why := firstStateDiff(up.steps, ours.steps); j >= 0 {
+			return "every request's result is the same, but " + why
+		}
 		return "no difference"
 	}
-	upJSON, _ := up[i].MarshalJSON()
-	oursJSON, _ := ours[i].MarshalJSON()
-	return fmt.Sprintf("first differing request %d:\n  upstream:  %s (dispatch #%d)\n  fairqueue: %s (dispatch #%d)", i, upJSON, up[i].Order, oursJSON, ours[i].Order)
+	u, o := up.results[i], ours.results[i]
+	upJSON, _ := u.MarshalJSON()
+	oursJSON, _ := o.MarshalJSON()
+	return fmt.Sprintf("first differing request %d:\n  upstream:  %s (dispatch #%d)\n  fairqueue: %s (dispatch #%d)", i, upJSON, u.Order, oursJSON, o.Order)
 }
 
 // TestDifferential replays random traces through upstream's QueueSet and
-// through fairqueue and requires identical results for every request:
-// outcome, reason, queue, dispatch time and position in the dispatch order.
+// through fairqueue and requires identical results for every request
+// (outcome, reason, queue, dispatch time and position in the dispatch
+// order) and, after every event, the same R, robin index, next dispatch R
+// and lengths of every queue, and text of the debug dump (setState).
 func TestDifferential(t *testing.T) {
 	seed := *diffSeed
 	if seed == 0 {
@@ -161,8 +203,8 @@ func TestDifferential(t *testing.T) {
 	failures, panics := 0, 0
 	for n := range traces {
 		s := randomScenario(rng)
-		up, err := runGuarded(s, upstreamqs.New())
-		if err != nil && strings.HasPrefix(err.Error(), "panic:") {
+		up, ours, err := runBothText(s, n < *diffStateTraces, n < *diffTextTraces)
+		if err != nil && strings.HasPrefix(err.Error(), "upstream: panic:") {
 			// Upstream's stale-index queue removal (see doc.go) can drop a
 			// queue that still holds waiting requests, after which its
 			// dispatch loop dereferences a nil queue. There is no upstream
@@ -181,13 +223,9 @@ func TestDifferential(t *testing.T) {
 			continue
 		}
 		if err == nil {
-			var ours []scenario.Result
-			ours, err = runGuarded(s, newOursEngine())
-			if err == nil {
-				stats.add(s, up)
-				if firstDiff(up, ours) < 0 {
-					continue
-				}
+			stats.add(s, up.results, up.steps)
+			if !differ(up, ours) {
+				continue
 			}
 		}
 		failures++
@@ -270,9 +308,18 @@ func TestDifferentialTestdata(t *testing.T) {
 type traceStats struct {
 	requests, dispatched, waited, queueFull, concurrencyLimit, timeOuts int
 	reconfigurations, wide, final, stuck                                int
+	steps, epochTraces                                                  int
 }
 
-func (st *traceStats) add(s *scenario.Scenario, res []scenario.Result) {
+func (st *traceStats) add(s *scenario.Scenario, res []scenario.Result, steps []step) {
+	st.steps += len(steps)
+	for i := 1; i < len(steps); i++ {
+		// R drops only at an epoch advance.
+		if parseR(steps[i].State.R) < parseR(steps[i-1].State.R) {
+			st.epochTraces++
+			break
+		}
+	}
 	st.reconfigurations += len(s.Reconfigurations)
 	limit := s.Config.ConcurrencyLimit
 	for i, r := range res {
@@ -302,9 +349,15 @@ func (st *traceStats) add(s *scenario.Scenario, res []scenario.Result) {
 	}
 }
 
+// parseR reads a SeatSeconds string such as "0.00300000ss".
+func parseR(s string) float64 {
+	f, _ := strconv.ParseFloat(strings.TrimSuffix(s, "ss"), 64)
+	return f
+}
+
 func (st traceStats) String() string {
-	return fmt.Sprintf("%d requests: %d dispatched (%d after waiting), %d queue-full, %d concurrency-limit, %d time-out, %d never dispatched; %d reconfigurations, %d wide, %d with final seats",
-		st.requests, st.dispatched, st.waited, st.queueFull, st.concurrencyLimit, st.timeOuts, st.stuck, st.reconfigurations, st.wide, st.final)
+	return fmt.Sprintf("%d requests: %d dispatched (%d after waiting), %d queue-full, %d concurrency-limit, %d time-out, %d never dispatched; %d reconfigurations, %d wide, %d with final seats; state compared after %d events; %d traces with an epoch advance",
+		st.requests, st.dispatched, st.waited, st.queueFull, st.concurrencyLimit, st.timeOuts, st.stuck, st.reconfigurations, st.wide, st.final, st.steps, st.epochTraces)
 }
 
 // randomConfig draws a configuration: queues 1..64 mostly, sometimes 0 (no
@@ -424,6 +477,10 @@ func TestRandomScenarioRoundTrip(t *testing.T) {
 func exaggerate(rng *rand.Rand, s *scenario.Scenario) {
 	seatK := 1 << rng.IntN(17)
 	timeK := time.Duration(1 << rng.IntN(17))
+	if rng.IntN(3) == 0 {
+		// Both at the maximum: R then often passes the epoch threshold.
+		seatK, timeK = 1<<16, 1<<16
+	}
 	scaleTime := func(d time.Duration) time.Duration { return min(d*timeK, scenario.MaxDuration) }
 	scaleConfig := func(c *scenario.Config) {
 		c.ConcurrencyLimit = min(c.ConcurrencyLimit*seatK, scenario.MaxConcurrencyLimit)
@@ -446,7 +503,8 @@ func exaggerate(rng *rand.Rand, s *scenario.Scenario) {
 }
 
 // FuzzDifferential runs arbitrary (small) scenario files through both
-// engines and requires identical results, unless upstream panics.
+// engines and requires identical results and the same state after every
+// event (without the dump text), unless upstream panics.
 func FuzzDifferential(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.json")
 	more, _ := filepath.Glob("../../cmd/fairslice/testdata/simulate-*.json")
@@ -471,21 +529,18 @@ func FuzzDifferential(f *testing.F) {
 				return
 			}
 		}
-		up, err := runGuarded(s, upstreamqs.New())
-		if err != nil && strings.HasPrefix(err.Error(), "panic:") {
+		// The structured state after every event, without the dump text.
+		up, ours, err := runBothText(s, true, false)
+		if err != nil && strings.HasPrefix(err.Error(), "upstream: panic:") {
 			if _, err := runGuarded(s, scenario.NewEngine()); err != nil {
 				t.Fatalf("upstream panics, and fairqueue fails too: %v", err)
 			}
 			return
 		}
 		if err != nil {
-			t.Fatalf("upstream: %v", err)
+			t.Fatal(err)
 		}
-		ours, err := runGuarded(s, scenario.NewEngine())
-		if err != nil {
-			t.Fatalf("fairqueue: %v", err)
-		}
-		if firstDiff(up, ours) >= 0 {
+		if differ(up, ours) {
 			t.Fatalf("engines differ: %s\n%s", describe(s), scenarioText(s))
 		}
 	})
@@ -503,6 +558,11 @@ func configsOf(s *scenario.Scenario) []scenario.Config {
 type wideQueueBug struct {
 	scenario.Engine
 	s *scenario.Scenario
+}
+
+// QueueSet implements scenario.Inspector, so that the states compare too.
+func (e *wideQueueBug) QueueSet() *fairqueue.QueueSet {
+	return e.Engine.(scenario.Inspector).QueueSet()
 }
 
 func (e *wideQueueBug) Start(s *scenario.Scenario, h scenario.Host) error {

@@ -18,11 +18,29 @@
 // diff_test.go holds the differential tests, which replay scenarios
 // (package fairqueue/scenario) through upstream (kube/internal/upstreamqs)
 // and through fairqueue and require the same outcome, reason, queue at
-// entry, dispatch time and global dispatch order for every request:
+// entry, dispatch time and global dispatch order for every request, and
+// (state_test.go), after every event, the same queue-set state: R, the
+// robin index, each queue's next dispatch R, waiting and executing counts,
+// and the text of the three APF debug endpoints (fairqueue's
+// Dump.WritePriorityLevel, WriteQueues and WriteRequests against
+// upstream's Dump written in apf_controller_debug.go's format by
+// upstreamqs.WriteDebugText; executing requests, which upstream keeps in an
+// unordered set, listed by start time then index on both sides). Upstream
+// exports neither R nor the robin index; upstreamqs reads them by
+// reflection.
 //   - TestDifferential runs random traces; flags -diff.seed, -diff.traces
-//     and -diff.save DIR (to keep minimized failing traces).
-//   - TestDifferentialTestdata replays testdata/*.json; the
-//     upstream-panic-*.json cases must still panic upstream and must not
-//     fail fairqueue.
+//     and -diff.save DIR (to keep minimized failing traces). The state is
+//     compared in the first -diff.statetraces (200) traces, the dump text
+//     in the first -diff.texttraces (50): together they triple the cost of
+//     a trace (about 15 s for the default 500 traces on a busy 2-core
+//     machine).
+//   - TestDifferentialTestdata replays testdata/*.json, comparing the full
+//     state; the upstream-panic-*.json cases must still panic upstream and
+//     must not fail fairqueue. epoch-threshold.json probes R's epoch
+//     advance at nanosecond resolution around the threshold (R lands 2
+//     units of 1e-8 seat-seconds past it), so that a changed threshold
+//     fails.
+//   - FuzzDifferential compares results and states (without the text) on
+//     arbitrary small scenario files.
 //   - TestRandomScenarioRoundTrip checks the scenario text round trip.
 package fairqueuecompare

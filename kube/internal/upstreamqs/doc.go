@@ -26,8 +26,20 @@
 //   - reconfiguration: BeginConfigChange then Complete, with
 //     ConcurrencyDenominator max(C, 1).
 //
+// The engine calls queueset.OnRequestDispatched for every dispatched
+// request before the next event, as the APF filter does when a request
+// starts executing, so that upstream's Dump counts it as Dispatched.
+// Requests are named in the dump as fairqueue's scenario engine names them
+// (flow schema scenario.FlowSchemaName, distinguisher the request index).
+//
+// For differential tests of the state between events, Engine exposes
+// upstream's Dump and IsIdle, its virtual time R and robin index (read by
+// reflection: upstream has no accessor), and WriteDebugText writes a dump
+// in the format of the APF debug endpoints.
+//
 // Upstream has none of fairqueue's behaviour fixes: Start (and Reconfigure)
-// return an error for a configuration that sets fixStaleQueueRemoval.
+// return an error for a configuration that sets any of them
+// (scenario.Config.Options).
 //
 // The Dump makes each queued arrival cost O(requests in the set) on top of
 // upstream's own work: about 0.5 ms per request for a 20000-request trace

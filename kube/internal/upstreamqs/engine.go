@@ -22,10 +22,8 @@ import (
 // Epoch is the wall-clock instant that scenario time 0 maps to.
 var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-const (
-	setName  = "scenario"
-	flowName = "scenario-flow"
-)
+// setName is the queue set's name, as fairqueue's scenario engine names it.
+const setName = "scenario"
 
 var silenceOnce sync.Once
 
@@ -46,6 +44,9 @@ type Engine struct {
 	expiring int
 	ejected  bool
 	fires    []eventclock.EventFunc
+	// dispatched lists the requests dispatched during the current call,
+	// for OnRequestDispatched once it returns.
+	dispatched []int
 }
 
 // New returns an Engine ready for scenario.Run.
@@ -78,6 +79,7 @@ func (e *Engine) Start(s *scenario.Scenario, h scenario.Host) error {
 				e.ejected = true
 				return
 			}
+			e.dispatched = append(e.dispatched, i)
 			e.h.Dispatched(i)
 		}
 	}
@@ -95,10 +97,11 @@ func (e *Engine) Start(s *scenario.Scenario, h scenario.Host) error {
 // upstream's QueueSet does not have, rather than silently running without
 // it.
 func onlyUpstreamOptions(where string, c scenario.Config) error {
-	if c.FixStaleQueueRemoval {
-		return fmt.Errorf("upstreamqs: %s: fixStaleQueueRemoval is a fairslice option; Kubernetes' QueueSet has no such option (remove the field to run it through upstream)", where)
+	var errs []error
+	for _, name := range c.Options() {
+		errs = append(errs, fmt.Errorf("upstreamqs: %s: %s is a fairslice option; Kubernetes' QueueSet has no such option (remove the field to run it through upstream)", where, name))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func queuingConfig(c scenario.Config) fq.QueuingConfig {
@@ -125,7 +128,7 @@ func (e *Engine) Arrive(now time.Duration, i int) scenario.Admission {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	fd := strconv.Itoa(i)
-	r, _ := e.qs.StartRequest(ctx, &we, req.Hash, fd, flowName, nil, nil, e.notes[i])
+	r, _ := e.qs.StartRequest(ctx, &we, req.Hash, fd, scenario.FlowSchemaName, nil, nil, e.notes[i])
 	if r == nil {
 		stop()
 		reason := scenario.ReasonConcurrencyLimit
@@ -135,11 +138,25 @@ func (e *Engine) Arrive(now time.Duration, i int) scenario.Admission {
 		return scenario.Admission{Queue: -1, Rejected: true, Reason: reason}
 	}
 	e.reqs[i], e.stops[i] = r, stop
+	defer e.noteDispatched()
 	if e.cfg.Queues <= 0 {
+		e.dispatched = append(e.dispatched, i)
 		e.h.Dispatched(i)
 		return scenario.Admission{Queue: -1}
 	}
 	return scenario.Admission{Queue: e.queueOf(fd)}
+}
+
+// noteDispatched tells the QueueSet about the requests dispatched during
+// the call that just returned, as the APF filter does when a dispatched
+// request starts executing (queueset.OnRequestDispatched, which upstream's
+// Dump counts as Dispatched). The filter does so from the request's own
+// goroutine right after dispatch; here it happens before the next event.
+func (e *Engine) noteDispatched() {
+	for _, i := range e.dispatched {
+		queueset.OnRequestDispatched(e.reqs[i])
+	}
+	e.dispatched = e.dispatched[:0]
 }
 
 // queueOf finds the queue holding (waiting or executing) the request whose
@@ -167,6 +184,7 @@ func (e *Engine) Complete(now time.Duration, i int) {
 	e.clk.now = now
 	e.reqs[i].Finish(func() {})
 	e.stops[i]()
+	e.noteDispatched()
 }
 
 // Expire implements scenario.Engine.
@@ -178,6 +196,7 @@ func (e *Engine) Expire(now time.Duration, i int) bool {
 		e.h.Fail(fmt.Errorf("upstreamqs: request %d executed while being ejected", i))
 	})
 	e.expiring = -1
+	e.noteDispatched()
 	return e.ejected
 }
 
@@ -187,6 +206,7 @@ func (e *Engine) Fire(now time.Duration, token int) {
 	f := e.fires[token]
 	e.fires[token] = nil
 	f(e.clk.Now())
+	e.noteDispatched()
 }
 
 // Reconfigure implements scenario.Engine.
@@ -201,6 +221,7 @@ func (e *Engine) Reconfigure(now time.Duration, c scenario.Config) error {
 	}
 	e.cfg = c
 	completer.Complete(dispatchingConfig(c))
+	e.noteDispatched()
 	return nil
 }
 
