@@ -1,0 +1,62 @@
+package apf
+
+import (
+	"time"
+
+	"github.com/fairslice/fairslice/flowschema"
+)
+
+// setStaticLocked recomputes every live level's static limits from the
+// shares of all of them (quiescing ones included, as upstream). Levels in
+// created start at their initial limit with no demand history. Called with
+// c.mu held.
+func (c *Controller) setStaticLocked(created []*level) {
+	levels := c.sortedLevels()
+	specs := make([]flowschema.PriorityLevelConfiguration, len(levels))
+	for i, lv := range levels {
+		specs[i] = lv.spec
+	}
+	lims, err := flowschema.ComputeLimits(c.serverCL, specs)
+	if err != nil {
+		return // unvalidated negative shares: keep the previous limits
+	}
+	for i, lv := range levels {
+		l := lims[i]
+		lv.static = l
+		lv.limits.Nominal, lv.limits.Lendable, lv.limits.Borrowing = l.NominalCL, l.LendableCL, l.BorrowingCL
+		lv.limits.Lower, lv.limits.Upper, lv.limits.MaxSeats = l.MinCL, l.MaxCL, uint64(l.MaxSeats)
+		lv.maxSeats.Store(uint64(l.MaxSeats))
+	}
+	for _, lv := range created {
+		lv.limits.Current = lv.static.InitialCL
+		lv.demand = flowschema.SeatDemand{}
+	}
+}
+
+// adjustLocked runs one borrowing adjustment at now (upstream's
+// updateBorrowingLocked) and applies the new limits to the queue sets.
+// Called with c.mu held.
+func (c *Controller) adjustLocked(now time.Time) {
+	levels := c.sortedLevels()
+	in := make([]flowschema.BorrowingLevel, len(levels))
+	for i, lv := range levels {
+		lv.mu.Lock()
+		res := lv.qs.ResetDemand(now)
+		lv.mu.Unlock()
+		lv.demand.Update(res)
+		in[i] = flowschema.BorrowingLevel{Limits: lv.static, Demand: lv.demand, CurrentCL: lv.limits.Current}
+	}
+	a := flowschema.Borrow(c.serverCL, in, c.borrow)
+	for i, lv := range levels {
+		la := &a.Levels[i]
+		lv.limits.Current = la.CurrentCL
+		lv.limits.Target, lv.limits.FairFrac = la.Target, a.FairFrac
+		d := &lv.demand
+		lv.limits.DemandAverage, lv.limits.DemandStdDev = d.Average, d.StdDev
+		lv.limits.DemandHighWatermark, lv.limits.DemandSmoothed = float64(d.HighWatermark), d.Smoothed
+		// The configuration was valid when the level was created and the
+		// queuing parameters were validated by Compile, so this cannot fail.
+		_ = lv.reconfigure(now, queueConfig(&lv.spec, la.CurrentCL, c.base))
+		c.obs.LevelLimits(lv.name, lv.limits)
+	}
+}

@@ -1,0 +1,549 @@
+package apf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fairslice/fairslice/fairqueue"
+	"github.com/fairslice/fairslice/flowschema"
+)
+
+// BorrowingAdjustmentPeriod is how often upstream re-divides the server's
+// concurrency among the priority levels.
+const BorrowingAdjustmentPeriod = 10 * time.Second
+
+// ErrClosed is returned by Wait after Close, and to requests still waiting
+// when Close is called.
+var ErrClosed = errors.New("apf: controller closed")
+
+// Options are the optional parts of a Controller.
+type Options struct {
+	// ServerConcurrencyLimit is the number of seats the server divides
+	// among its priority levels (kube-apiserver's --max-requests-inflight
+	// plus --max-mutating-requests-inflight, 600 by default). Required.
+	ServerConcurrencyLimit int
+	// Clock defaults to fairqueue.RealClock.
+	Clock fairqueue.Clock
+	// Observer receives metrics events; nil ignores them.
+	Observer Observer
+	// AdjustPeriod, if positive, makes the controller run the borrowing
+	// adjustment itself every AdjustPeriod (BorrowingAdjustmentPeriod is
+	// upstream's) on a ticker it owns until Close. With 0 the caller calls
+	// AdjustBorrowing.
+	AdjustPeriod time.Duration
+	// Borrowing selects deliberate departures from upstream's borrowing
+	// (flowschema.BorrowingOptions); the zero value is upstream's.
+	Borrowing flowschema.BorrowingOptions
+	// QueueSet carries the fairqueue options every priority level's queue
+	// set gets (the Fix… switches, ServiceDuration); its Name, Queues,
+	// HandSize, QueueLengthLimit and ConcurrencyLimit are ignored.
+	QueueSet fairqueue.Config
+}
+
+// Request is what the controller classifies: who sent a request and what
+// it asks for.
+type Request struct {
+	User User
+	Info RequestInfo
+}
+
+func (r *Request) classifierRequest() flowschema.Request {
+	return flowschema.Request{
+		User: r.User.Name, Groups: r.User.Groups,
+		Verb: r.Info.Verb, APIGroup: r.Info.APIGroup, Resource: r.Info.Resource,
+		Subresource: r.Info.Subresource, Namespace: r.Info.Namespace, Name: r.Info.Name,
+		Path: r.Info.Path, ResourceRequest: r.Info.IsResourceRequest,
+	}
+}
+
+// Classification is where a request was classified.
+type Classification struct {
+	FlowSchema, FlowSchemaUID       string
+	PriorityLevel, PriorityLevelUID string
+	// Distinguisher and FlowHash identify the flow; both are zero where
+	// upstream computes no flow (exempt, reject-type and one-queue levels).
+	Distinguisher string
+	FlowHash      uint64
+	Exempt        bool
+}
+
+// WorkFunc estimates the work of a classified request, given the most
+// seats one request may take in its priority level (0: no level limit).
+// WorkEstimator.Estimate is the usual implementation.
+type WorkFunc func(cl *Classification, levelMaxSeats uint64) fairqueue.WorkEstimate
+
+// RejectedError reports a request that will not execute.
+type RejectedError struct {
+	Classification Classification
+	// Reason is upstream's: queue-full, concurrency-limit or time-out.
+	Reason fairqueue.Reason
+	// RetryAfter is the Retry-After, in seconds, to answer with.
+	RetryAfter int64
+	// Err is the context's error (or ErrClosed) for ReasonTimeOut.
+	Err error
+}
+
+// Error names the reason and the priority level.
+func (e *RejectedError) Error() string {
+	s := fmt.Sprintf("apf: request rejected by priority level %q: %s", e.Classification.PriorityLevel, e.Reason)
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns Err.
+func (e *RejectedError) Unwrap() error { return e.Err }
+
+// Controller is API Priority and Fairness for one server: it classifies
+// requests by FlowSchema into priority levels and flows, queues them
+// fairly in one fair queue set per priority level, admits or rejects them,
+// and re-divides the server's concurrency among the levels by borrowing.
+//
+// Wait admits a request (blocking in the caller's goroutine until it is
+// dispatched, rejected or its context ends); Ticket.Finish ends it.
+// Reconfigure replaces the configuration at run time without losing
+// requests: a priority level that disappears keeps draining with its
+// concurrency (quiescing) and is dropped once idle, as upstream. The
+// Handler middleware puts it in front of an http.Handler.
+//
+// Request path cost: classification from an index, one lock per priority
+// level (not one for the whole controller), O(hand + log queues) queuing;
+// see BENCHMARKS.md. All methods are safe for concurrent use.
+type Controller struct {
+	clock    fairqueue.Clock
+	obs      Observer
+	observe  bool // obs is the caller's: build events only then
+	serverCL int
+	base     fairqueue.Config
+	borrow   flowschema.BorrowingOptions
+	retry    *RetryAfter
+
+	mu      sync.Mutex // configuration, adjustment and reaping
+	levels  map[string]*level
+	objects *flowschema.Config
+	snap    atomic.Pointer[snapshot]
+
+	closed    atomic.Bool
+	closing   chan struct{}
+	closeOnce sync.Once
+	tickStop  chan struct{}
+	tickDone  chan struct{}
+}
+
+// snapshot is an immutable view of the configuration for the request path.
+type snapshot struct {
+	cls        *flowschema.Classifier
+	levels     []*level // by flowschema.Decision.LevelIndex
+	schemaUIDs []string // by flowschema.Decision.SchemaIndex
+}
+
+// New returns a controller for objects (nil: upstream's bootstrap
+// configuration, flowschema.DefaultConfig). Objects are compiled as
+// flowschema.Compile does (defaults, mandatory objects added); New fails
+// only on what Compile rejects and on invalid options.
+func New(objects *flowschema.Config, opts Options) (*Controller, error) {
+	var errs []error
+	if opts.ServerConcurrencyLimit <= 0 {
+		errs = append(errs, fmt.Errorf("apf: Options.ServerConcurrencyLimit=%d must be positive", opts.ServerConcurrencyLimit))
+	}
+	if opts.AdjustPeriod < 0 {
+		errs = append(errs, fmt.Errorf("apf: Options.AdjustPeriod=%v must not be negative", opts.AdjustPeriod))
+	}
+	if opts.QueueSet.ServiceDuration < 0 {
+		errs = append(errs, fmt.Errorf("apf: Options.QueueSet.ServiceDuration=%v must not be negative", opts.QueueSet.ServiceDuration))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if objects == nil {
+		objects = flowschema.DefaultConfig()
+	}
+	c := &Controller{
+		clock: opts.Clock, obs: opts.Observer, serverCL: opts.ServerConcurrencyLimit,
+		base: opts.QueueSet, borrow: opts.Borrowing, retry: NewRetryAfter(),
+		levels: map[string]*level{}, closing: make(chan struct{}),
+	}
+	if c.clock == nil {
+		c.clock = fairqueue.RealClock{}
+	}
+	if c.obs == nil {
+		c.obs = NopObserver{}
+	} else {
+		c.observe = true
+	}
+	if err := c.Reconfigure(objects); err != nil {
+		return nil, err
+	}
+	if opts.AdjustPeriod > 0 {
+		c.tickStop, c.tickDone = make(chan struct{}), make(chan struct{})
+		go c.tick(opts.AdjustPeriod)
+	}
+	return c, nil
+}
+
+func (c *Controller) tick(period time.Duration) {
+	defer close(c.tickDone)
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			c.AdjustBorrowing(c.clock.Now())
+		case <-c.tickStop:
+			return
+		}
+	}
+}
+
+// Reconfigure replaces the FlowSchemas and priority levels (nil: the
+// bootstrap configuration). Priority levels that stay keep their queues
+// and requests; new ones start empty; removed ones quiesce. It recomputes
+// every level's limits and runs a borrowing adjustment, as upstream does
+// on every configuration change. On error nothing changes.
+func (c *Controller) Reconfigure(objects *flowschema.Config) error {
+	if objects == nil {
+		objects = flowschema.DefaultConfig()
+	}
+	cls, err := flowschema.Compile(objects)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.digestLocked(c.clock.Now(), cls, objects.DeepCopy())
+}
+
+func (c *Controller) digestLocked(now time.Time, cls *flowschema.Classifier, objects *flowschema.Config) error {
+	pls := cls.PriorityLevels()
+	// The only errors ComputeLimits has left after Compile come from the
+	// shares; check them before changing anything.
+	if _, err := flowschema.ComputeLimits(c.serverCL, pls); err != nil {
+		return fmt.Errorf("apf: %w", err)
+	}
+	next := make(map[string]*level, len(pls))
+	snap := &snapshot{cls: cls, levels: make([]*level, len(pls))}
+	var created []*level
+	for i := range pls {
+		pl := &pls[i]
+		lv := c.levels[pl.Name]
+		if lv == nil {
+			var err error
+			lv, err = newLevel(c, now, pl, queueConfig(pl, 0, c.base))
+			if err != nil {
+				// Compile keeps only levels whose queuing config deals.
+				panic(fmt.Sprintf("apf: priority level %q: %v", pl.Name, err))
+			}
+			created = append(created, lv)
+		} else {
+			lv.spec = *pl
+			lv.mu.Lock()
+			lv.quiescing = false
+			lv.mu.Unlock()
+		}
+		next[pl.Name] = lv
+		snap.levels[i] = lv
+	}
+	for name, lv := range c.levels {
+		if next[name] != nil {
+			continue
+		}
+		lv.mu.Lock()
+		if lv.qs.IsIdle() {
+			lv.removed = true
+			lv.mu.Unlock()
+			c.retry.Forget(name)
+			c.obs.LevelRemoved(name)
+			continue
+		}
+		lv.quiescing = true
+		lv.mu.Unlock()
+		next[name] = lv
+	}
+	fss := cls.FlowSchemas()
+	snap.schemaUIDs = make([]string, len(fss))
+	for i := range fss {
+		snap.schemaUIDs[i] = schemaUID(&fss[i])
+	}
+	c.levels = next
+	c.setStaticLocked(created)
+	c.objects = objects
+	c.adjustLocked(now)
+	c.snap.Store(snap)
+	return nil
+}
+
+// sortedLevels returns the live levels in name order.
+func (c *Controller) sortedLevels() []*level {
+	out := make([]*level, 0, len(c.levels))
+	for _, lv := range c.levels {
+		out = append(out, lv)
+	}
+	slices.SortFunc(out, func(a, b *level) int {
+		switch {
+		case a.name < b.name:
+			return -1
+		case a.name > b.name:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// AdjustBorrowing runs the periodic borrowing adjustment at now: every
+// level's seat demand over the period is summarized and smoothed, and the
+// server's concurrency is re-divided as upstream does every 10 seconds.
+// Call it every BorrowingAdjustmentPeriod, or set Options.AdjustPeriod.
+func (c *Controller) AdjustBorrowing(now time.Time) {
+	if c.closed.Load() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.adjustLocked(now)
+}
+
+// Classify returns the classification of req without admitting it.
+func (c *Controller) Classify(req *Request) Classification {
+	fr := req.classifierRequest()
+	s := c.snap.Load()
+	return s.classification(s.cls.Classify(&fr))
+}
+
+func (s *snapshot) classification(d flowschema.Decision) Classification {
+	lv := s.levels[d.LevelIndex]
+	return Classification{
+		FlowSchema: d.FlowSchema, FlowSchemaUID: s.schemaUIDs[d.SchemaIndex],
+		PriorityLevel: d.PriorityLevel, PriorityLevelUID: lv.uid,
+		Distinguisher: d.Distinguisher, FlowHash: d.FlowHash, Exempt: d.Exempt,
+	}
+}
+
+// Ticket is an admitted request. Call Finish exactly once when its work is
+// done.
+type Ticket struct {
+	lv    *level
+	r     fairqueue.Request
+	ready chan struct{} // closed at dispatch; nil if dispatched at arrival
+	cl    Classification
+	req   *Request
+	seats int
+
+	queued   bool // entered a queue (set under lv.mu)
+	finished bool
+}
+
+// Classification returns where the request was classified.
+func (t *Ticket) Classification() Classification { return t.cl }
+
+// Queue returns the index of the queue the request went through, or -1.
+func (t *Ticket) Queue() int {
+	t.lv.mu.Lock()
+	defer t.lv.mu.Unlock()
+	return t.r.Queue()
+}
+
+// Wait returns how long the request waited for dispatch.
+func (t *Ticket) Wait() time.Duration { return t.r.StartTime().Sub(t.r.ArrivalTime()) }
+
+// Work returns the request's work estimate as the queue set used it.
+func (t *Ticket) Work() fairqueue.WorkEstimate {
+	t.lv.mu.Lock()
+	defer t.lv.mu.Unlock()
+	return t.r.Work()
+}
+
+func (t *Ticket) event(wait time.Duration) RequestEvent {
+	return RequestEvent{
+		Request: t.req, PriorityLevel: t.cl.PriorityLevel, FlowSchema: t.cl.FlowSchema,
+		Seats: t.seats, Exempt: t.cl.Exempt, Queued: t.queued, Wait: wait,
+	}
+}
+
+// Wait classifies req, estimates its work with work (nil: one seat) and
+// waits until it is dispatched. It returns a Ticket, or a *RejectedError
+// if the request is rejected on arrival (queue-full, concurrency-limit) or
+// its context ends while it waits (time-out; ctx's deadline is the wait
+// limit: the middleware applies upstream's, see
+// fairqueue.UpstreamWaitLimit), or ErrClosed after Close. A request whose context
+// has already ended is rejected with time-out without entering a queue.
+// If ctx ends just as the request is dispatched, the Ticket is returned.
+func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (*Ticket, error) {
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	fr := req.classifierRequest()
+	var t *Ticket
+	for {
+		s := c.snap.Load()
+		d := s.cls.Classify(&fr)
+		lv := s.levels[d.LevelIndex]
+		t = &Ticket{lv: lv, cl: s.classification(d), req: req}
+		we := fairqueue.WorkEstimate{InitialSeats: 1}
+		if work != nil {
+			we = work(&t.cl, lv.maxSeats.Load())
+		}
+		if err := we.Validate(); err != nil {
+			return nil, fmt.Errorf("apf: work estimate of a request to priority level %q: %w", lv.name, err)
+		}
+		t.seats = we.MaxSeats()
+		setFlow(&t.r, d.FlowSchema, d.Distinguisher, t)
+		if c.observe {
+			c.obs.Estimated(t.event(0), we)
+		}
+		if err := ctx.Err(); err != nil {
+			lv.mu.Lock()
+			c.obs.Rejected(t.event(0), fairqueue.ReasonTimeOut)
+			lv.mu.Unlock()
+			return nil, c.rejected(t, fairqueue.ReasonTimeOut, err)
+		}
+		lv.mu.Lock()
+		if lv.removed {
+			lv.mu.Unlock()
+			continue // reaped after we classified: classify again
+		}
+		now := c.clock.Now()
+		reason := lv.qs.Arrive(now, &t.r, d.FlowHash, we)
+		if reason != "" {
+			c.obs.Rejected(t.event(0), reason)
+			lv.mu.Unlock()
+			return nil, c.rejected(t, reason, nil)
+		}
+		if t.r.State() != fairqueue.StateWaiting {
+			lv.mu.Unlock()
+			return t, nil // dispatched at once
+		}
+		// Only a waiting request needs a channel to be woken by; its
+		// dispatch needs lv.mu, so it cannot happen before this.
+		t.ready = make(chan struct{})
+		lv.mu.Unlock()
+		break
+	}
+	var err error
+	select {
+	case <-t.ready:
+		return t, nil
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-c.closing:
+		err = ErrClosed
+	}
+	lv := t.lv
+	lv.mu.Lock()
+	now := c.clock.Now()
+	remove := lv.qs.Cancel // the caller gave up (or Close)
+	if errors.Is(err, context.DeadlineExceeded) {
+		remove = lv.qs.Expire // its wait limit passed
+	}
+	if !remove(now, &t.r) {
+		lv.mu.Unlock()
+		return t, nil // dispatched meanwhile: admitted, as upstream
+	}
+	c.obs.Rejected(t.event(now.Sub(t.r.ArrivalTime())), fairqueue.ReasonTimeOut)
+	reap := lv.quiescing && lv.qs.IsIdle()
+	lv.mu.Unlock()
+	if reap {
+		c.maybeReap(lv)
+	}
+	if err == ErrClosed {
+		return nil, ErrClosed
+	}
+	return nil, c.rejected(t, fairqueue.ReasonTimeOut, err)
+}
+
+func (c *Controller) rejected(t *Ticket, reason fairqueue.Reason, err error) *RejectedError {
+	return &RejectedError{
+		Classification: t.cl, Reason: reason, Err: err,
+		RetryAfter: c.retry.Record(c.clock.Now(), t.cl.PriorityLevel),
+	}
+}
+
+// Finish ends the request: its seats are released (its final seats after
+// its work estimate's AdditionalLatency, on a timer) and waiting requests
+// are dispatched. It panics if called twice.
+func (t *Ticket) Finish() {
+	lv := t.lv
+	c := lv.c
+	lv.mu.Lock()
+	if t.finished {
+		lv.mu.Unlock()
+		panic("apf: Ticket.Finish called twice")
+	}
+	t.finished = true
+	now := c.clock.Now()
+	at, lingering := lv.qs.Finish(now, &t.r)
+	if c.observe {
+		c.obs.Finished(t.event(0), now.Sub(t.r.StartTime()))
+	}
+	switch {
+	case !lingering:
+		if c.observe {
+			c.obs.SeatsReleased(t.event(0))
+		}
+	case c.closed.Load():
+		lv.qs.Release(now, &t.r)
+		c.obs.SeatsReleased(t.event(0))
+	default:
+		lv.timers[t] = c.clock.AfterFunc(at.Sub(now), func() { lv.release(t) })
+	}
+	reap := lv.quiescing && lv.qs.IsIdle()
+	lv.mu.Unlock()
+	if reap {
+		c.maybeReap(lv)
+	}
+}
+
+// maybeReap drops a quiescing level that has become idle, and re-divides
+// the concurrency among the rest (upstream re-digests its configuration).
+func (c *Controller) maybeReap(lv *level) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	lv.mu.Lock()
+	if !lv.quiescing || lv.removed || !lv.qs.IsIdle() || c.levels[lv.name] != lv {
+		lv.mu.Unlock()
+		return
+	}
+	lv.removed = true
+	lv.mu.Unlock()
+	delete(c.levels, lv.name)
+	c.retry.Forget(lv.name)
+	c.obs.LevelRemoved(lv.name)
+	c.setStaticLocked(nil)
+	c.adjustLocked(c.clock.Now())
+}
+
+// Close stops the adjustment ticker, ends every waiting request with
+// ErrClosed, releases final seats at once and makes Wait fail with
+// ErrClosed. Executing requests can still Finish. Close is idempotent.
+func (c *Controller) Close() {
+	c.closeOnce.Do(func() {
+		c.closed.Store(true)
+		close(c.closing)
+		if c.tickStop != nil {
+			close(c.tickStop)
+			<-c.tickDone
+		}
+		c.mu.Lock()
+		levels := c.sortedLevels()
+		c.mu.Unlock()
+		for _, lv := range levels {
+			lv.mu.Lock()
+			var pending []*Ticket
+			for t, tm := range lv.timers {
+				if tm.Stop() {
+					pending = append(pending, t)
+				}
+			}
+			lv.mu.Unlock()
+			for _, t := range pending {
+				lv.release(t)
+			}
+		}
+	})
+}

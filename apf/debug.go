@@ -1,0 +1,172 @@
+package apf
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/fairslice/fairslice/fairqueue"
+)
+
+// The paths of upstream's debug endpoints.
+const (
+	DebugPathPriorityLevels = "/debug/api_priority_and_fairness/dump_priority_levels"
+	DebugPathQueues         = "/debug/api_priority_and_fairness/dump_queues"
+	DebugPathRequests       = "/debug/api_priority_and_fairness/dump_requests"
+)
+
+// LevelDump is a snapshot of one priority level.
+type LevelDump struct {
+	Name      string
+	Quiescing bool
+	Limits    Limits
+	QueueSet  fairqueue.Dump
+}
+
+// Dump returns a snapshot of every priority level (quiescing ones
+// included), in name order.
+func (c *Controller) Dump() []LevelDump {
+	c.mu.Lock()
+	levels := c.sortedLevels()
+	limits := make([]Limits, len(levels))
+	for i, lv := range levels {
+		limits[i] = lv.limits
+	}
+	c.mu.Unlock()
+	out := make([]LevelDump, len(levels))
+	for i, lv := range levels {
+		lv.mu.Lock()
+		out[i] = LevelDump{Name: lv.name, Quiescing: lv.quiescing, Limits: limits[i], QueueSet: lv.qs.Dump()}
+		lv.mu.Unlock()
+	}
+	return out
+}
+
+func debugTabWriter(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 8, 0, 1, ' ', 0) }
+
+func writeRow(w io.Writer, cols ...string) {
+	io.WriteString(w, strings.Join(cols, ",\t"))
+}
+
+// WritePriorityLevels writes dump_priority_levels' text: one row per
+// priority level, in name order, as upstream's endpoint does.
+func WritePriorityLevels(w io.Writer, dumps []LevelDump) error {
+	tw := debugTabWriter(w)
+	writeRow(tw, "PriorityLevelName", "ActiveQueues", "IsIdle", "IsQuiescing", "WaitingRequests",
+		"ExecutingRequests", "DispatchedRequests", "RejectedRequests", "TimedoutRequests", "CancelledRequests")
+	io.WriteString(tw, "\n")
+	for i := range dumps {
+		d := &dumps[i].QueueSet
+		writeRow(tw, dumps[i].Name, strconv.Itoa(d.ActiveQueues()), strconv.FormatBool(d.IsIdle),
+			strconv.FormatBool(dumps[i].Quiescing), strconv.Itoa(d.Waiting), strconv.Itoa(d.Executing),
+			strconv.Itoa(d.Dispatched), strconv.Itoa(d.Rejected), strconv.Itoa(d.TimedOut), strconv.Itoa(d.Cancelled))
+		io.WriteString(tw, "\n")
+	}
+	return tw.Flush()
+}
+
+// WriteQueues writes dump_queues' text: one row per queue of every
+// priority level. Upstream lists the levels in map order; here they are in
+// name order.
+func WriteQueues(w io.Writer, dumps []LevelDump) error {
+	tw := debugTabWriter(w)
+	writeRow(tw, "PriorityLevelName", "Index", "PendingRequests", "ExecutingRequests", "SeatsInUse",
+		"NextDispatchR", "InitialSeatsSum", "MaxSeatsSum", "TotalWorkSum")
+	io.WriteString(tw, "\n")
+	for i := range dumps {
+		for iq, q := range dumps[i].QueueSet.Queues {
+			writeRow(tw, dumps[i].Name, strconv.Itoa(iq), strconv.Itoa(len(q.Waiting)), strconv.Itoa(len(q.Executing)),
+				strconv.Itoa(q.SeatsInUse), q.NextDispatchR.String(), strconv.Itoa(q.InitialSeatsSum),
+				strconv.Itoa(q.MaxSeatsSum), q.TotalWorkSum.String())
+			io.WriteString(tw, "\n")
+		}
+	}
+	return tw.Flush()
+}
+
+// WriteRequests writes dump_requests' text: per priority level, each
+// queue's waiting requests with their position, then its executing ones
+// with position -1, then requests executing without a queue with queue -1;
+// with details, the user and request attributes too.
+func WriteRequests(w io.Writer, dumps []LevelDump, details bool) error {
+	tw := debugTabWriter(w)
+	writeRow(tw, "PriorityLevelName", "FlowSchemaName", "QueueIndex", "RequestIndexInQueue", "FlowDistingsher",
+		"ArriveTime", "InitialSeats", "FinalSeats", "AdditionalLatency", "StartTime")
+	if details {
+		io.WriteString(tw, ",\t")
+		writeRow(tw, "UserName", "Verb", "APIPath", "Namespace", "Name", "APIVersion", "Resource", "SubResource")
+	}
+	io.WriteString(tw, "\n")
+	for i := range dumps {
+		name := dumps[i].Name
+		one := func(iq, ir int, r *fairqueue.RequestDump) {
+			writeRow(tw, name, r.FlowSchema, strconv.Itoa(iq), strconv.Itoa(ir), r.FlowDistinguisher,
+				r.ArriveTime.UTC().Format(time.RFC3339Nano), strconv.Itoa(int(r.Work.InitialSeats)),
+				strconv.Itoa(int(r.Work.FinalSeats)), r.Work.AdditionalLatency.String(),
+				r.StartTime.UTC().Format(time.RFC3339Nano))
+			if details {
+				io.WriteString(tw, ",\t")
+				var req Request
+				if p := requestOf(r); p != nil {
+					req = *p
+				}
+				ri := &req.Info
+				gv := ri.APIVersion
+				if ri.APIGroup != "" {
+					gv = ri.APIGroup + "/" + ri.APIVersion
+				}
+				writeRow(tw, req.User.Name, ri.Verb, ri.Path, ri.Namespace, ri.Name, gv, ri.Resource, ri.Subresource)
+			}
+			io.WriteString(tw, "\n")
+		}
+		d := &dumps[i].QueueSet
+		for iq := range d.Queues {
+			q := &d.Queues[iq]
+			for ir := range q.Waiting {
+				one(iq, ir, &q.Waiting[ir])
+			}
+			for ir := range q.Executing {
+				one(iq, -1, &q.Executing[ir])
+			}
+		}
+		for ir := range d.QueuelessExecuting {
+			one(-1, -1, &d.QueuelessExecuting[ir])
+		}
+	}
+	return tw.Flush()
+}
+
+// DebugHandler serves upstream's three debug endpoints (see the DebugPath
+// constants) in their text formats; dump_requests takes
+// ?includeRequestDetails=1. Other paths get 404.
+func (c *Controller) DebugHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var err error
+		switch r.URL.Path {
+		case DebugPathPriorityLevels:
+			err = WritePriorityLevels(w, c.Dump())
+		case DebugPathQueues:
+			err = WriteQueues(w, c.Dump())
+		case DebugPathRequests:
+			err = WriteRequests(w, c.Dump(), r.URL.Query().Get("includeRequestDetails") != "")
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		if err != nil {
+			fmt.Fprintln(w, "error:", err)
+		}
+	})
+}
+
+// InstallDebug registers DebugHandler at the three debug paths of mux.
+func (c *Controller) InstallDebug(mux *http.ServeMux) {
+	h := c.DebugHandler()
+	mux.Handle(DebugPathPriorityLevels, h)
+	mux.Handle(DebugPathQueues, h)
+	mux.Handle(DebugPathRequests, h)
+}

@@ -1,0 +1,72 @@
+// Package apf is Kubernetes API Priority and Fairness (APF) for any Go
+// HTTP server: it classifies requests by FlowSchema into priority levels
+// and flows, queues them fairly per priority level, admits them or answers
+// 429, re-divides the server's concurrency among the levels every 10
+// seconds, and shows its state through upstream's debug endpoints.
+//
+// # Model
+//
+// A Controller is built from FlowSchemas and PriorityLevelConfigurations
+// (package flowschema; nil means upstream's bootstrap configuration) and a
+// server concurrency limit in seats. Each priority level has one fair
+// queue set (package fairqueue) whose concurrency limit comes from the
+// level's share of the server (flowschema.ComputeLimits) and from the
+// periodic borrowing adjustment (flowschema.Borrow), which AdjustBorrowing
+// runs at an explicit time and Options.AdjustPeriod runs on a ticker the
+// controller owns until Close.
+//
+// A request's path: its attributes (RequestInfo; ParseRequestInfo reads
+// Kubernetes API paths) and user are classified to a FlowSchema, a level
+// and a flow; its work is estimated in seats (WorkEstimator: lists by the
+// object counts an ObjectCounter supplies, mutations by the number of
+// interested watches, at least 1 seat, at most the level's maximum); it
+// waits in its level's queue set until dispatched, or is rejected
+// (queue-full, concurrency-limit, or time-out when its wait limit passes or
+// its client goes away); then it executes holding its seats, and Finish
+// gives them back. Controller.Wait and Ticket.Finish are that path without
+// HTTP; Controller.Handler is the net/http middleware.
+//
+// Reconfigure replaces the configuration at run time. Levels that stay
+// keep their queues and requests; a removed level keeps draining with its
+// concurrency (quiescing, shown by dump_priority_levels) and is dropped
+// when idle; requests are never lost.
+//
+// # Mapping to Kubernetes
+//
+// Controller is upstream's APF config controller
+// (k8s.io/apiserver/pkg/util/flowcontrol) with the configuration passed in
+// rather than read from the API; Handler is its WithPriorityAndFairness
+// filter (pkg/server/filters): long-running requests other than watches
+// bypass it (DefaultLongRunning is kube-apiserver's check), watches hold
+// their seats only until SignalWatchInitialized, a rejection gets 429
+// "Too many requests, please try again later." with the Retry-After of
+// upstream's dropped-requests tracker (RetryAfter), and every classified
+// response carries X-Kubernetes-PF-FlowSchema-UID and
+// X-Kubernetes-PF-PriorityLevel-UID. The wait limit is upstream's: a
+// quarter of the time to the request's deadline, at most a minute, 15 s
+// without a deadline. The debug handlers write upstream's three text
+// formats. kube/compare/apf checks, against upstream's controller on a
+// fake clock, that the same requests get the same FlowSchema, priority
+// level, distinguisher, queue, dispatch order and rejection reasons and
+// the same debug dumps.
+//
+// # Deliberate differences
+//
+//   - Configuration files carry no UIDs, so the response headers carry a
+//     UID derived from the object's kind and name (stable across servers).
+//   - A request whose context has already ended is rejected (time-out)
+//     without entering a queue; upstream may still run it.
+//   - One lock per priority level instead of one read-write lock around
+//     the whole controller, and no goroutine per watch: a request costs
+//     about a tenth of upstream's Handle (BENCHMARKS.md).
+//   - Debug dumps list levels in name order (upstream: map order for
+//     dump_queues and dump_requests).
+//   - Wait-limit expiries and client cancellations are counted apart
+//     (fairqueue.Counts.WaitLimitExpired, CallerCancelled); upstream's
+//     totals and the time-out reason are unchanged.
+//   - The Retry-After state of a priority level is dropped with the level.
+//
+// The fair-share caveat is upstream's: queues, not flows, compete fairly,
+// so a flow with many requests in flight spreads over its whole hand of
+// queues and gets up to HandSize queues' shares (see BENCHMARKS.md).
+package apf

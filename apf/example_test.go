@@ -1,0 +1,93 @@
+package apf_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+
+	"github.com/fairslice/fairslice/apf"
+	"github.com/fairslice/fairslice/flowschema"
+)
+
+// Classify a request with upstream's default configuration.
+func ExampleController_Classify() {
+	c, err := apf.New(nil, apf.Options{ServerConcurrencyLimit: 600})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	ri, _ := apf.ParseRequestInfo(httptest.NewRequest("GET", "/api/v1/namespaces/team-a/pods", nil))
+	cl := c.Classify(&apf.Request{User: apf.User{Name: "alice", Groups: []string{"system:authenticated"}}, Info: ri})
+	fmt.Println(ri.Verb, ri.Resource, ri.Namespace, "→", cl.FlowSchema, cl.PriorityLevel, cl.Distinguisher)
+	// Output: list pods team-a → global-default global-default alice
+}
+
+// Admit requests without HTTP: Wait, do the work, Finish.
+func ExampleController_Wait() {
+	c, _ := apf.New(nil, apf.Options{ServerConcurrencyLimit: 600})
+	defer c.Close()
+	req := &apf.Request{User: apf.User{Name: "bob", Groups: []string{"system:authenticated"}},
+		Info: apf.RequestInfo{IsResourceRequest: true, Verb: "get", APIVersion: "v1", Resource: "pods", Namespace: "a", Name: "p"}}
+	t, err := c.Wait(context.Background(), req, nil)
+	var rej *apf.RejectedError
+	switch {
+	case errors.As(err, &rej):
+		fmt.Println("rejected:", rej.Reason, "retry after", rej.RetryAfter)
+	case err != nil:
+		fmt.Println(err)
+	default:
+		fmt.Println("admitted to", t.Classification().PriorityLevel)
+		t.Finish()
+	}
+	// Output: admitted to global-default
+}
+
+// Put APF in front of a handler and look at the debug endpoints.
+func ExampleController_Handler() {
+	cfg, _ := flowschema.Decode([]byte(`
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: {name: tenants}
+spec:
+  type: Limited
+  limited:
+    nominalConcurrencyShares: 10
+    limitResponse: {type: Queue, queuing: {queues: 4, handSize: 2, queueLengthLimit: 10}}
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: FlowSchema
+metadata: {name: tenants}
+spec:
+  priorityLevelConfiguration: {name: tenants}
+  matchingPrecedence: 500
+  distinguisherMethod: {type: ByUser}
+  rules:
+  - subjects: [{kind: Group, group: {name: tenants}}]
+    resourceRules: [{verbs: ["*"], apiGroups: ["*"], resources: ["*"], namespaces: ["*"], clusterScope: true}]
+`))
+	c, _ := apf.New(cfg, apf.Options{ServerConcurrencyLimit: 15})
+	defer c.Close()
+	h, _ := c.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "ok")
+	}), apf.HandlerOptions{User: apf.RequestHeaderUser})
+
+	req := httptest.NewRequest("GET", "/api/v1/namespaces/a/pods", nil)
+	req.Header.Set("X-Remote-User", "alice")
+	req.Header.Add("X-Remote-Group", "tenants")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	fmt.Print(rec.Code, " ", rec.Body.String())
+
+	rec = httptest.NewRecorder()
+	c.DebugHandler().ServeHTTP(rec, httptest.NewRequest("GET", apf.DebugPathPriorityLevels, nil))
+	os.Stdout.WriteString(rec.Body.String())
+	// Output:
+	// 200 ok
+	// PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing, WaitingRequests, ExecutingRequests, DispatchedRequests, RejectedRequests, TimedoutRequests, CancelledRequests
+	// catch-all,         0,            true,   false,       0,               0,                 0,                  0,                0,                0
+	// exempt,            0,            true,   false,       0,               0,                 0,                  0,                0,                0
+	// tenants,           0,            true,   false,       0,               0,                 1,                  0,                0,                0
+}

@@ -1,0 +1,126 @@
+package apf
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fairslice/fairslice/fairqueue"
+	"github.com/fairslice/fairslice/flowschema"
+)
+
+// level is the state of one priority level: its fair queue set behind a
+// lock, its limits and its borrowing statistics. A level outlives
+// configurations that keep it; one removed from the configuration keeps
+// draining (quiescing) until idle and is then dropped (removed).
+type level struct {
+	c    *Controller
+	name string
+	uid  string
+
+	// Guarded by c.mu.
+	spec   flowschema.PriorityLevelConfiguration
+	static flowschema.LevelLimits
+	demand flowschema.SeatDemand
+	limits Limits
+
+	exempt   bool          // immutable: the exempt level is exempt by name
+	maxSeats atomic.Uint64 // the work estimator's per-level limit
+
+	mu        sync.Mutex
+	qs        *fairqueue.QueueSet
+	qcfg      fairqueue.Config
+	quiescing bool
+	removed   bool
+	timers    map[*Ticket]fairqueue.Timer
+}
+
+// hooks adapts a level to fairqueue.Observer: only the queue length after
+// an enqueue is taken from the QueueSet; everything else is reported by
+// the level itself, which knows the request.
+type hooks struct {
+	fairqueue.NopObserver
+	lv *level
+}
+
+func (h hooks) Enqueued(req fairqueue.RequestInfo, n int) {
+	if t, ok := req.Key.(*Ticket); ok {
+		t.queued = true
+		h.lv.c.obs.Enqueued(t.event(0), n)
+	}
+}
+
+func newLevel(c *Controller, now time.Time, pl *flowschema.PriorityLevelConfiguration, qcfg fairqueue.Config) (*level, error) {
+	qs, err := fairqueue.NewQueueSet(qcfg, now)
+	if err != nil {
+		return nil, err
+	}
+	lv := &level{
+		c: c, name: pl.Name, uid: levelUID(pl), spec: *pl,
+		exempt: pl.Spec.Type == flowschema.PriorityLevelTypeExempt,
+		qs:     qs, qcfg: qcfg, timers: map[*Ticket]fairqueue.Timer{},
+	}
+	if c.observe {
+		qs.SetObserver(hooks{lv: lv})
+	}
+	qs.SetDispatchFunc(lv.dispatched)
+	return lv, nil
+}
+
+// dispatched is the QueueSet's dispatch function: it wakes the waiter.
+// Called with lv.mu held.
+func (lv *level) dispatched(r *fairqueue.Request) {
+	t := ticketOf(r)
+	if lv.c.observe {
+		lv.c.obs.Dispatched(t.event(r.StartTime().Sub(r.ArrivalTime())))
+	}
+	if t.ready != nil {
+		close(t.ready)
+	}
+}
+
+// queueConfig maps a priority level to the fair queue set configuration:
+// Queues < 0 for exempt, 0 for Reject, else its queuing parameters.
+func queueConfig(pl *flowschema.PriorityLevelConfiguration, limit int, base fairqueue.Config) fairqueue.Config {
+	cfg := base
+	cfg.Name = pl.Name
+	cfg.ConcurrencyLimit = limit
+	switch {
+	case pl.Spec.Type == flowschema.PriorityLevelTypeExempt:
+		cfg.Queues = fairqueue.ExemptQueues
+	case pl.Spec.Limited != nil && pl.Spec.Limited.LimitResponse.Queuing != nil:
+		q := pl.Spec.Limited.LimitResponse.Queuing
+		cfg.Queues, cfg.HandSize, cfg.QueueLengthLimit = int(q.Queues), int(q.HandSize), int(q.QueueLengthLimit)
+	default:
+		cfg.Queues = 0
+	}
+	return cfg
+}
+
+// reconfigure applies a queue configuration; lv.mu must not be held.
+func (lv *level) reconfigure(now time.Time, cfg fairqueue.Config) error {
+	lv.mu.Lock()
+	defer lv.mu.Unlock()
+	if err := lv.qs.Reconfigure(now, cfg); err != nil {
+		return err
+	}
+	lv.qcfg = lv.qs.Config()
+	return nil
+}
+
+// release ends the final phase of t (its timer fired, or at Close).
+func (lv *level) release(t *Ticket) {
+	lv.mu.Lock()
+	if _, ok := lv.timers[t]; !ok {
+		lv.mu.Unlock()
+		return
+	}
+	delete(lv.timers, t)
+	lv.qs.Release(lv.c.clock.Now(), &t.r)
+	lv.c.obs.SeatsReleased(t.event(0))
+	reap := lv.quiescing && lv.qs.IsIdle()
+	lv.mu.Unlock()
+	if reap {
+		lv.c.maybeReap(lv)
+	}
+}

@@ -1,0 +1,234 @@
+// Package loadtest drives an HTTP server with closed-loop users (each user
+// keeps a fixed number of requests in flight) and reports, per user, how
+// many requests were served and rejected and how long they waited. It is
+// the load generator of examples/apiserver, of the apf end-to-end test and
+// of the tour. Loopback use is what it is built for; it sends the
+// Kubernetes request-header identity (X-Remote-User, X-Remote-Group).
+package loadtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"text/tabwriter"
+	"time"
+)
+
+// HeaderWait is the response header in which a server may report, in
+// seconds, how long the request waited for admission (examples/apiserver
+// sets it). Without it the wait is the response time minus Config.Work.
+const HeaderWait = "X-Fairslice-Wait-Seconds"
+
+// User is one client identity and its load.
+type User struct {
+	Name   string
+	Groups []string
+	// Concurrency is the number of requests the user keeps in flight.
+	Concurrency int
+}
+
+// Config describes a run.
+type Config struct {
+	// URL is the base URL of the server, such as http://127.0.0.1:8080.
+	URL string
+	// Path is requested by every user; default a pod list in namespace
+	// default, /api/v1/namespaces/default/pods.
+	Path string
+	// Client defaults to one with enough idle connections per host for
+	// every in-flight request.
+	Client *http.Client
+	Users  []User
+	// Duration of the run. Requests in flight at its end are completed and
+	// counted, but only responses received within it count as throughput
+	// (Windowed), so that users with many requests in flight, served after
+	// the others stopped competing, are not favoured.
+	Duration time.Duration
+	// Work is the server's hold time per request, subtracted from the
+	// response time when the server reports no wait.
+	Work time.Duration
+	// MaxRequests, if positive, stops the run after that many requests
+	// have been sent in total.
+	MaxRequests int
+}
+
+// UserResult is one user's outcome over the measured window.
+type UserResult struct {
+	Name string
+	// Sent counts requests; Served (2xx), Rejected (429) and Errors
+	// (anything else, transport errors included) their outcomes, which
+	// add up to Sent.
+	Sent, Served, Rejected, Errors int
+	// Windowed counts the requests served within the run's Duration.
+	Windowed int
+	// Waits of the served requests, sorted.
+	Waits []time.Duration
+}
+
+// Percentile returns the p-th percentile (0 < p ≤ 100) of the waits, or 0
+// without any.
+func (u *UserResult) Percentile(p float64) time.Duration {
+	if len(u.Waits) == 0 {
+		return 0
+	}
+	i := int(float64(len(u.Waits))*p/100+0.999999) - 1
+	return u.Waits[min(max(i, 0), len(u.Waits)-1)]
+}
+
+// Report is the outcome of a run.
+type Report struct {
+	Users []UserResult
+	// Window is the configured Duration; Duration is how long the run
+	// took, tail included.
+	Window, Duration time.Duration
+}
+
+// Total returns the served, rejected and failed requests of every user.
+func (r *Report) Total() (served, rejected, errs int) {
+	for _, u := range r.Users {
+		served += u.Served
+		rejected += u.Rejected
+		errs += u.Errors
+	}
+	return served, rejected, errs
+}
+
+// User returns the result of the named user, or nil.
+func (r *Report) User(name string) *UserResult {
+	for i := range r.Users {
+		if r.Users[i].Name == name {
+			return &r.Users[i]
+		}
+	}
+	return nil
+}
+
+// Write prints one line per user: served, rejected, errors, throughput
+// and wait percentiles.
+func (r *Report) Write(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "user\tsent\tserved\t429s\terrors\tserved/s\twait p50\twait p90\twait p99\t")
+	for i := range r.Users {
+		u := &r.Users[i]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1f\t%v\t%v\t%v\t\n", u.Name, u.Sent, u.Served, u.Rejected, u.Errors,
+			float64(u.Windowed)/r.Window.Seconds(), round(u.Percentile(50)), round(u.Percentile(90)), round(u.Percentile(99)))
+	}
+	return tw.Flush()
+}
+
+func round(d time.Duration) time.Duration {
+	if d > time.Millisecond {
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}
+
+// Run drives the server until cfg.Duration has passed, ctx ends or
+// cfg.MaxRequests have been sent, waits for every request in flight to
+// finish, and reports. It fails only on an invalid Config.
+func Run(ctx context.Context, cfg Config) (Report, error) {
+	if cfg.URL == "" || len(cfg.Users) == 0 || cfg.Duration <= 0 {
+		return Report{}, errors.New("loadtest: URL, Users and a positive Duration are required")
+	}
+	if cfg.Path == "" {
+		cfg.Path = "/api/v1/namespaces/default/pods"
+	}
+	inflight := 0
+	for _, u := range cfg.Users {
+		if u.Concurrency <= 0 {
+			return Report{}, fmt.Errorf("loadtest: user %q: Concurrency=%d must be positive", u.Name, u.Concurrency)
+		}
+		inflight += u.Concurrency
+	}
+	client := cfg.Client
+	if client == nil {
+		client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: inflight, MaxConnsPerHost: inflight}}
+		defer client.CloseIdleConnections()
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Duration)
+	defer cancel()
+	end := time.Now().Add(cfg.Duration)
+	var sent sync.Mutex
+	nsent := 0
+	take := func() bool {
+		sent.Lock()
+		defer sent.Unlock()
+		if cfg.MaxRequests > 0 && nsent >= cfg.MaxRequests {
+			return false
+		}
+		nsent++
+		return true
+	}
+	start := time.Now()
+	rep := Report{Users: make([]UserResult, len(cfg.Users)), Window: cfg.Duration}
+	var wg sync.WaitGroup
+	for i, u := range cfg.Users {
+		res := &rep.Users[i]
+		res.Name = u.Name
+		var mu sync.Mutex
+		for range u.Concurrency {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for ctx.Err() == nil && take() {
+					code, wait, err := do(client, cfg, &u)
+					inWindow := time.Now().Before(end)
+					mu.Lock()
+					res.Sent++
+					switch {
+					case err != nil:
+						res.Errors++
+					case code/100 == 2:
+						res.Served++
+						if inWindow {
+							res.Windowed++
+						}
+						res.Waits = append(res.Waits, wait)
+					case code == http.StatusTooManyRequests:
+						res.Rejected++
+					default:
+						res.Errors++
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	rep.Duration = time.Since(start)
+	for i := range rep.Users {
+		slices.Sort(rep.Users[i].Waits)
+	}
+	return rep, nil
+}
+
+// do sends one request. It does not use the run's context, so that a
+// request in flight at the end completes and is counted.
+func do(client *http.Client, cfg Config, u *User) (int, time.Duration, error) {
+	req, err := http.NewRequest(http.MethodGet, cfg.URL+cfg.Path, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	req.Header.Set("X-Remote-User", u.Name)
+	for _, g := range u.Groups {
+		req.Header.Add("X-Remote-Group", g)
+	}
+	t0 := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	wait := max(time.Since(t0)-cfg.Work, 0)
+	if s := resp.Header.Get(HeaderWait); s != "" {
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			wait = time.Duration(f * float64(time.Second))
+		}
+	}
+	return resp.StatusCode, wait, nil
+}

@@ -1,0 +1,165 @@
+package apf
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/fairslice/fairslice/fairqueue"
+)
+
+// HandlerOptions configure the middleware.
+type HandlerOptions struct {
+	// User reads a request's user and groups. Required; RequestHeaderUser
+	// reads the Kubernetes front-proxy headers.
+	User UserFunc
+	// RequestInfo derives the request attributes; default
+	// ParseRequestInfo (Kubernetes-style API paths). A request whose
+	// attributes cannot be derived gets 500, as upstream.
+	RequestInfo RequestInfoFunc
+	// LongRunning says which requests bypass APF; default
+	// DefaultLongRunning. Watches never bypass it: they hold seats until
+	// initialized (see SignalWatchInitialized).
+	LongRunning LongRunningFunc
+	// Estimator estimates work; default one with upstream's settings that
+	// counts no objects (lists cost the minimum seats) and counts the
+	// watches the middleware registers with Watches.
+	Estimator *WorkEstimator
+	// Watches tracks open watches; default a new WatchTracker.
+	Watches *WatchTracker
+	// DefaultWaitLimit is the wait limit of requests whose context has no
+	// deadline; default DefaultRequestWaitLimit (15 s). Requests with a
+	// deadline may wait a quarter of it, at most a minute, as upstream.
+	DefaultWaitLimit time.Duration
+}
+
+// Handler returns middleware that puts APF in front of next, as upstream's
+// WithPriorityAndFairness filter does: every request is classified and
+// admitted by c (long-running non-watch requests bypass it), executes
+// holding its seats, and is answered 429 "Too many requests, please try
+// again later." with a Retry-After header if rejected. Responses carry the
+// X-Kubernetes-PF-FlowSchema-UID and X-Kubernetes-PF-PriorityLevel-UID
+// headers. A request waits at most its wait limit; a client that goes away
+// while waiting (its request context ends) leaves its queue at once. After
+// Close requests get 503.
+func (c *Controller) Handler(next http.Handler, opts HandlerOptions) (http.Handler, error) {
+	if opts.User == nil {
+		return nil, errors.New("apf: HandlerOptions.User is required")
+	}
+	if opts.DefaultWaitLimit < 0 {
+		return nil, errors.New("apf: HandlerOptions.DefaultWaitLimit must not be negative")
+	}
+	h := &handler{c: c, next: next, opts: opts}
+	if h.opts.RequestInfo == nil {
+		h.opts.RequestInfo = ParseRequestInfo
+	}
+	if h.opts.LongRunning == nil {
+		h.opts.LongRunning = DefaultLongRunning
+	}
+	if h.opts.Watches == nil {
+		h.opts.Watches = NewWatchTracker()
+	}
+	if h.opts.Estimator == nil {
+		h.opts.Estimator, _ = NewWorkEstimator(WorkEstimatorConfig{}, nil, h.opts.Watches)
+	}
+	if h.opts.DefaultWaitLimit == 0 {
+		h.opts.DefaultWaitLimit = DefaultRequestWaitLimit
+	}
+	return h, nil
+}
+
+type handler struct {
+	c    *Controller
+	next http.Handler
+	opts HandlerOptions
+}
+
+type ctxKey struct{}
+
+// admitted is what the middleware puts in an admitted request's context.
+type admitted struct {
+	t     *Ticket
+	watch bool
+	once  sync.Once
+}
+
+func (a *admitted) finish() { a.once.Do(a.t.Finish) }
+
+// TicketFromContext returns the Ticket of the request the middleware
+// admitted with ctx, or nil. Handlers may read it (Classification, Wait)
+// but must not Finish it: the middleware does.
+func TicketFromContext(ctx context.Context) *Ticket {
+	if a, ok := ctx.Value(ctxKey{}).(*admitted); ok {
+		return a.t
+	}
+	return nil
+}
+
+// SignalWatchInitialized tells the middleware that the watch served with
+// ctx (the request's context) has sent its initial events: its seats are
+// released, while the watch goes on, as upstream releases a watch's seats
+// at its initialization signal. Without it a watch holds its seats until
+// its handler returns. It does nothing for other requests, and nothing the
+// second time.
+func SignalWatchInitialized(ctx context.Context) {
+	if a, ok := ctx.Value(ctxKey{}).(*admitted); ok && a.watch {
+		a.finish()
+	}
+}
+
+const tooManyRequests = "Too many requests, please try again later."
+
+func setUIDHeaders(w http.ResponseWriter, cl *Classification) {
+	w.Header().Set(HeaderPriorityLevelUID, cl.PriorityLevelUID)
+	w.Header().Set(HeaderFlowSchemaUID, cl.FlowSchemaUID)
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ri, err := h.opts.RequestInfo(r)
+	if err != nil {
+		http.Error(w, "failed to resolve request attributes: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	user, ok := h.opts.User(r)
+	if !ok {
+		http.Error(w, "no user found for request", http.StatusInternalServerError)
+		return
+	}
+	isWatch := ri.Verb == "watch"
+	if !isWatch && h.opts.LongRunning(r, &ri) {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	req := &Request{User: user, Info: ri}
+	wctx, cancel := waitContext(r.Context(), h.c.clock.Now(), h.opts.DefaultWaitLimit)
+	t, err := h.c.Wait(wctx, req, func(_ *Classification, maxSeats uint64) fairqueue.WorkEstimate {
+		return h.opts.Estimator.Estimate(&ri, r.URL.Query(), maxSeats)
+	})
+	cancel()
+	if err != nil {
+		var rej *RejectedError
+		switch {
+		case errors.As(err, &rej):
+			setUIDHeaders(w, &rej.Classification)
+			w.Header().Set("Retry-After", strconv.FormatInt(rej.RetryAfter, 10))
+			http.Error(w, tooManyRequests, http.StatusTooManyRequests)
+		case errors.Is(err, ErrClosed):
+			http.Error(w, "server is shutting down", http.StatusServiceUnavailable)
+		default:
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		}
+		return
+	}
+	setUIDHeaders(w, &t.cl)
+	a := &admitted{t: t, watch: isWatch}
+	defer a.finish()
+	if isWatch {
+		if forget := h.opts.Watches.Register(&ri, r.URL.Query()); forget != nil {
+			defer forget()
+		}
+	}
+	h.next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, a)))
+}

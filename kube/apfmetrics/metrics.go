@@ -1,0 +1,202 @@
+// Package apfmetrics exports the metrics of an apf.Controller to Prometheus
+// under upstream Kubernetes' names (k8s.io/apiserver v0.37.2
+// pkg/util/flowcontrol/metrics), so that dashboards and alerts written for
+// kube-apiserver's API Priority and Fairness work unchanged.
+//
+// Metrics is an apf.Observer: pass it as apf.Options.Observer. It keeps
+// the BETA metrics (rejected_requests_total, dispatched_requests_total,
+// current_inqueue_requests, current_executing_requests,
+// current_executing_seats, request_wait_duration_seconds,
+// nominal_limit_seats) and the ALPHA ones apf reports events for
+// (current_inqueue_seats, request_queue_length_after_enqueue,
+// request_execution_seconds, work_estimated_seats, lower_limit_seats,
+// upper_limit_seats, current_limit_seats, target_seats, seat_fair_frac,
+// demand_seats_high_watermark, demand_seats_average, demand_seats_stdev,
+// demand_seats_smoothed), all prefixed apiserver_flowcontrol_, with the
+// labels priority_level and flow_schema, the same buckets and help texts.
+//
+// Not exported: the virtual-time gauges (current_r, dispatch_r, latest_s,
+// next_s_bounds, next_discounted_s_bounds), epoch_advance_total,
+// request_dispatch_no_accommodation_total, watch_count_samples and the
+// utilization and demand timing-ratio histograms (priority_level_*_utilization,
+// read_vs_write_current_requests, demand_seats), for which apf's Observer
+// has no events.
+//
+// One upstream quirk is kept: a request removed from its queue (time-out)
+// is observed in request_wait_duration_seconds with execute="true", as
+// upstream's Handle labels it (it tests whether the request was enqueued,
+// not whether it executed).
+package apfmetrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fairslice/fairslice/apf"
+	"github.com/fairslice/fairslice/fairqueue"
+)
+
+const (
+	namespace = "apiserver"
+	subsystem = "flowcontrol"
+	pl        = "priority_level"
+	fs        = "flow_schema"
+)
+
+var (
+	queueLengthBuckets     = []float64{0, 10, 25, 50, 100, 250, 500, 1000}
+	durationSecondsBuckets = []float64{0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30}
+	seatsBuckets           = []float64{1, 2, 4, 8, 16, 32, 64, 100}
+)
+
+// Metrics holds the Prometheus collectors and implements apf.Observer.
+type Metrics struct {
+	rejected, dispatched                     *prometheus.CounterVec
+	inqueueRequests, inqueueSeats            *prometheus.GaugeVec
+	executingRequests, executingSeats        *prometheus.GaugeVec
+	waitSeconds, executionSeconds            *prometheus.HistogramVec
+	queueLength, estimatedSeats              *prometheus.HistogramVec
+	nominal, lower, upper, current, target   *prometheus.GaugeVec
+	highWatermark, average, stdDev, smoothed *prometheus.GaugeVec
+	fairFrac                                 prometheus.Gauge
+	perLevel                                 []*prometheus.GaugeVec
+}
+
+var _ apf.Observer = (*Metrics)(nil)
+
+func opts(name, help string) (string, string, string, string) {
+	return namespace, subsystem, name, help
+}
+
+func counter(name, help string, labels ...string) *prometheus.CounterVec {
+	ns, sub, n, h := opts(name, help)
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: n, Help: h}, labels)
+}
+
+func gauge(name, help string, labels ...string) *prometheus.GaugeVec {
+	ns, sub, n, h := opts(name, help)
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: n, Help: h}, labels)
+}
+
+func histogram(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	ns, sub, n, h := opts(name, help)
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: n, Help: h, Buckets: buckets}, labels)
+}
+
+// New returns Metrics registered with reg (for example
+// prometheus.DefaultRegisterer or a new prometheus.Registry). It fails if
+// the names are already registered there.
+func New(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		rejected:          counter("rejected_requests_total", "Number of requests rejected by API Priority and Fairness subsystem", pl, fs, "reason"),
+		dispatched:        counter("dispatched_requests_total", "Number of requests executed by API Priority and Fairness subsystem", pl, fs),
+		inqueueRequests:   gauge("current_inqueue_requests", "Number of requests currently pending in queues of the API Priority and Fairness subsystem", pl, fs),
+		inqueueSeats:      gauge("current_inqueue_seats", "Number of seats currently pending in queues of the API Priority and Fairness subsystem", pl, fs),
+		executingRequests: gauge("current_executing_requests", "Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem", pl, fs),
+		executingSeats:    gauge("current_executing_seats", "Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any stage otherwise) requests in the API Priority and Fairness subsystem", pl, fs),
+		waitSeconds:       histogram("request_wait_duration_seconds", "Length of time a request spent waiting in its queue", durationSecondsBuckets, pl, fs, "execute"),
+		executionSeconds:  histogram("request_execution_seconds", "Duration of initial stage (for a WATCH) or any (for a non-WATCH) stage of request execution in the API Priority and Fairness subsystem", durationSecondsBuckets, pl, fs, "type"),
+		queueLength:       histogram("request_queue_length_after_enqueue", "Length of queue in the API Priority and Fairness subsystem, as seen by each request after it is enqueued", queueLengthBuckets, pl, fs),
+		estimatedSeats:    histogram("work_estimated_seats", "Number of estimated seats (maximum of initial and final seats) associated with requests in API Priority and Fairness", seatsBuckets, pl, fs),
+		nominal:           gauge("nominal_limit_seats", "Nominal number of execution seats configured for each priority level", pl),
+		lower:             gauge("lower_limit_seats", "Configured lower bound on number of execution seats available to each priority level", pl),
+		upper:             gauge("upper_limit_seats", "Configured upper bound on number of execution seats available to each priority level", pl),
+		current:           gauge("current_limit_seats", "current derived number of execution seats available to each priority level", pl),
+		target:            gauge("target_seats", "Seat allocation targets", pl),
+		highWatermark:     gauge("demand_seats_high_watermark", "High watermark, over last adjustment period, of demand_seats", pl),
+		average:           gauge("demand_seats_average", "Time-weighted average, over last adjustment period, of demand_seats", pl),
+		stdDev:            gauge("demand_seats_stdev", "Time-weighted standard deviation, over last adjustment period, of demand_seats", pl),
+		smoothed:          gauge("demand_seats_smoothed", "Smoothed seat demands", pl),
+		fairFrac: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Subsystem: subsystem, Name: "seat_fair_frac",
+			Help: "Fair fraction of server's concurrency to allocate to each priority level that can use it"}),
+	}
+	m.perLevel = []*prometheus.GaugeVec{m.nominal, m.lower, m.upper, m.current, m.target, m.highWatermark, m.average, m.stdDev, m.smoothed}
+	for _, c := range []prometheus.Collector{m.rejected, m.dispatched, m.inqueueRequests, m.inqueueSeats, m.executingRequests,
+		m.executingSeats, m.waitSeconds, m.executionSeconds, m.queueLength, m.estimatedSeats, m.nominal, m.lower, m.upper,
+		m.current, m.target, m.highWatermark, m.average, m.stdDev, m.smoothed, m.fairFrac} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// Estimated implements apf.Observer.
+func (m *Metrics) Estimated(ev apf.RequestEvent, w fairqueue.WorkEstimate) {
+	m.estimatedSeats.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Observe(float64(w.MaxSeats()))
+}
+
+// Enqueued implements apf.Observer.
+func (m *Metrics) Enqueued(ev apf.RequestEvent, queueLength int) {
+	m.inqueueRequests.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Inc()
+	m.inqueueSeats.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Add(float64(ev.Seats))
+	m.queueLength.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Observe(float64(queueLength))
+}
+
+func (m *Metrics) dequeued(ev *apf.RequestEvent) {
+	if ev.Queued {
+		m.inqueueRequests.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Dec()
+		m.inqueueSeats.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Sub(float64(ev.Seats))
+	}
+}
+
+// Dispatched implements apf.Observer.
+func (m *Metrics) Dispatched(ev apf.RequestEvent) {
+	m.dequeued(&ev)
+	m.dispatched.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Inc()
+	m.executingRequests.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Inc()
+	m.executingSeats.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Add(float64(ev.Seats))
+	if !ev.Exempt {
+		m.waitSeconds.WithLabelValues(ev.PriorityLevel, ev.FlowSchema, "true").Observe(ev.Wait.Seconds())
+	}
+}
+
+// Rejected implements apf.Observer.
+func (m *Metrics) Rejected(ev apf.RequestEvent, reason fairqueue.Reason) {
+	m.dequeued(&ev)
+	m.rejected.WithLabelValues(ev.PriorityLevel, ev.FlowSchema, string(reason)).Inc()
+	if !ev.Exempt {
+		execute := "false"
+		if ev.Queued {
+			execute = "true" // upstream's label for a request removed from its queue
+		}
+		m.waitSeconds.WithLabelValues(ev.PriorityLevel, ev.FlowSchema, execute).Observe(ev.Wait.Seconds())
+	}
+}
+
+// Finished implements apf.Observer.
+func (m *Metrics) Finished(ev apf.RequestEvent, execution time.Duration) {
+	m.executingRequests.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Dec()
+	typ := "regular"
+	if ev.Request != nil && ev.Request.Info.Verb == "watch" {
+		typ = "watch"
+	}
+	m.executionSeconds.WithLabelValues(ev.PriorityLevel, ev.FlowSchema, typ).Observe(execution.Seconds())
+}
+
+// SeatsReleased implements apf.Observer.
+func (m *Metrics) SeatsReleased(ev apf.RequestEvent) {
+	m.executingSeats.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Sub(float64(ev.Seats))
+}
+
+// LevelLimits implements apf.Observer.
+func (m *Metrics) LevelLimits(level string, l apf.Limits) {
+	m.nominal.WithLabelValues(level).Set(float64(l.Nominal))
+	m.lower.WithLabelValues(level).Set(float64(l.Lower))
+	m.upper.WithLabelValues(level).Set(float64(l.Upper))
+	m.current.WithLabelValues(level).Set(float64(l.Current))
+	m.target.WithLabelValues(level).Set(l.Target)
+	m.highWatermark.WithLabelValues(level).Set(l.DemandHighWatermark)
+	m.average.WithLabelValues(level).Set(l.DemandAverage)
+	m.stdDev.WithLabelValues(level).Set(l.DemandStdDev)
+	m.smoothed.WithLabelValues(level).Set(l.DemandSmoothed)
+	m.fairFrac.Set(l.FairFrac)
+}
+
+// LevelRemoved implements apf.Observer: the level's per-level gauges go.
+func (m *Metrics) LevelRemoved(level string) {
+	for _, g := range m.perLevel {
+		g.DeleteLabelValues(level)
+	}
+}

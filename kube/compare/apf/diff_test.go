@@ -1,0 +1,213 @@
+package apfcompare
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fairslice/fairslice/flowschema"
+)
+
+var (
+	diffSeed      = flag.Uint64("apfdiff.seed", 0, "seed for TestDifferential (0: derive from the clock)")
+	diffScenarios = flag.Int("apfdiff.scenarios", 12, "number of random scenarios in TestDifferential")
+	diffSteps     = flag.Int("apfdiff.steps", 60, "events per scenario")
+	diffSave      = flag.String("apfdiff.save", "", "directory to write mismatching scenarios into")
+)
+
+// scenario is a configuration, a server concurrency limit and a sequence
+// of events. Its JSON form is what a mismatch is saved as.
+type scenario struct {
+	Seed     uint64             `json:"seed"`
+	ServerCL int                `json:"serverConcurrency"`
+	Config   *flowschema.Config `json:"config"`
+	Requests []reqSpec          `json:"requests"`
+	Events   []event            `json:"events"`
+}
+
+// event: "arrive" (the next request), "finish" or "cancel" a request by
+// id, or "advance" the clocks.
+type event struct {
+	Kind string        `json:"kind"`
+	ID   int           `json:"id,omitempty"`
+	D    time.Duration `json:"d,omitempty"`
+}
+
+func i32(v int32) *int32 { return &v }
+
+// randomScenario: 1–3 queuing levels with few, short queues (and maybe a
+// reject-type one), a FlowSchema per level matching group g<k> with a
+// random distinguisher, a small server limit, and requests from six users
+// in four namespaces, some in no tenant group (catch-all, reject type).
+func randomScenario(seed uint64, steps int) *scenario {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	cfg := &flowschema.Config{}
+	nLevels := 1 + r.IntN(3)
+	dists := []string{"", flowschema.DistinguisherByUser, flowschema.DistinguisherByNamespace}
+	for k := 0; k < nLevels+r.IntN(2); k++ {
+		name := fmt.Sprintf("pl%d", k)
+		pl := flowschema.PriorityLevelConfiguration{
+			TypeMeta:   flowschema.TypeMeta{APIVersion: flowschema.APIVersion, Kind: flowschema.KindPL},
+			ObjectMeta: flowschema.ObjectMeta{Name: name},
+			Spec: flowschema.PriorityLevelConfigurationSpec{Type: flowschema.PriorityLevelTypeLimited,
+				Limited: &flowschema.LimitedPriorityLevelConfiguration{
+					NominalConcurrencyShares: i32(int32(1 + r.IntN(30))),
+					LendablePercent:          i32(int32(r.IntN(3) * 25)),
+					LimitResponse:            flowschema.LimitResponse{Type: flowschema.LimitResponseReject},
+				}},
+		}
+		if k < nLevels {
+			q := int32(1 + r.IntN(8))
+			pl.Spec.Limited.LimitResponse = flowschema.LimitResponse{Type: flowschema.LimitResponseQueue,
+				Queuing: &flowschema.QueuingConfiguration{Queues: q, HandSize: int32(1 + r.IntN(int(min(q, 3)))), QueueLengthLimit: int32(1 + r.IntN(4))}}
+		}
+		cfg.PriorityLevels = append(cfg.PriorityLevels, pl)
+		fs := flowschema.FlowSchema{
+			TypeMeta:   flowschema.TypeMeta{APIVersion: flowschema.APIVersion, Kind: flowschema.KindFS},
+			ObjectMeta: flowschema.ObjectMeta{Name: fmt.Sprintf("fs%d", k)},
+			Spec: flowschema.FlowSchemaSpec{
+				PriorityLevelConfiguration: flowschema.PriorityLevelConfigurationReference{Name: name},
+				MatchingPrecedence:         int32(100 + k),
+				Rules: []flowschema.PolicyRulesWithSubjects{{
+					Subjects: []flowschema.Subject{{Kind: flowschema.SubjectKindGroup, Group: &flowschema.GroupSubject{Name: fmt.Sprintf("g%d", k)}}},
+					ResourceRules: []flowschema.ResourcePolicyRule{{Verbs: []string{"*"}, APIGroups: []string{"*"},
+						Resources: []string{"*"}, Namespaces: []string{"*"}, ClusterScope: true}},
+				}},
+			},
+		}
+		if d := dists[r.IntN(3)]; d != "" {
+			fs.Spec.DistinguisherMethod = &flowschema.FlowDistinguisherMethod{Type: d}
+		}
+		cfg.FlowSchemas = append(cfg.FlowSchemas, fs)
+	}
+	s := &scenario{Seed: seed, ServerCL: 2 + r.IntN(14), Config: cfg}
+	// finish and cancel events name random requests; run skips those that
+	// are not executing or waiting at that point.
+	for len(s.Events) < steps {
+		switch x := r.IntN(100); {
+		case x < 55:
+			g := []string{"system:authenticated"}
+			if k := r.IntN(len(cfg.PriorityLevels) + 1); k < len(cfg.PriorityLevels) {
+				g = append(g, fmt.Sprintf("g%d", k))
+			}
+			s.Requests = append(s.Requests, reqSpec{User: fmt.Sprintf("u%d", r.IntN(6)), Groups: g,
+				Namespace: fmt.Sprintf("ns%d", r.IntN(4)), Seats: uint64(1 + r.IntN(2)*r.IntN(3))})
+			s.Events = append(s.Events, event{Kind: "arrive", ID: len(s.Requests) - 1})
+		case x < 80:
+			s.Events = append(s.Events, event{Kind: "finish", ID: r.IntN(max(len(s.Requests), 1))})
+		case x < 88:
+			s.Events = append(s.Events, event{Kind: "cancel", ID: r.IntN(max(len(s.Requests), 1))})
+		default:
+			s.Events = append(s.Events, event{Kind: "advance", D: time.Duration(r.IntN(20_000)) * time.Microsecond})
+		}
+	}
+	return s
+}
+
+// coverage counts the final states seen, so that the test fails if the
+// scenarios stop reaching queuing, rejection and time-outs.
+var coverage = map[string]int{}
+
+// run plays s on both implementations and returns the first mismatch.
+func run(t *testing.T, s *scenario) string {
+	up := newUpstream(t, s.Config, s.ServerCL)
+	defer up.close()
+	ours := newOurs(t, s.Config, s.ServerCL)
+	defer ours.close()
+	if diff := cmp.Diff(up.dumps(), ours.dumps()); diff != "" {
+		return "initial dumps (-upstream +fairslice):\n" + diff
+	}
+	state := map[int]string{}
+	arrived := 0
+	for step, ev := range s.Events {
+		switch ev.Kind {
+		case "arrive":
+			arrived = ev.ID + 1
+			up.arrive(ev.ID, &s.Requests[ev.ID])
+			ours.arrive(ev.ID, &s.Requests[ev.ID])
+		case "finish":
+			if state[ev.ID] != "executing" {
+				continue
+			}
+			up.finish(ev.ID)
+			ours.finish(ev.ID)
+		case "cancel":
+			if state[ev.ID] != "waiting" {
+				continue
+			}
+			up.cancel(ev.ID)
+			ours.cancel(ev.ID)
+		case "advance":
+			up.advance(ev.D)
+			ours.advance(ev.D)
+		}
+		for id := range arrived {
+			u, o := up.outcome(id), ours.outcome(id)
+			if u != o {
+				return fmt.Sprintf("step %d (%+v): request %d (%+v): upstream %+v, fairslice %+v", step, ev, id, s.Requests[id], u, o)
+			}
+			state[id] = u.State
+		}
+		if diff := cmp.Diff(up.dispatchOrder(), ours.dispatchOrder()); diff != "" {
+			return fmt.Sprintf("step %d (%+v): dispatch order (-upstream +fairslice):\n%s", step, ev, diff)
+		}
+		if diff := cmp.Diff(up.dumps(), ours.dumps()); diff != "" {
+			return fmt.Sprintf("step %d (%+v): debug dumps (-upstream +fairslice):\n%s", step, ev, diff)
+		}
+	}
+	for id := range arrived {
+		coverage[state[id]]++
+	}
+	coverage["queued dispatches"] += len(up.dispatchOrder())
+	return ""
+}
+
+// TestDifferential runs random scenarios through upstream's APF controller
+// (NewTestable, fake clientset, fake event clock) and through apf, and
+// requires after every event the same classification (FlowSchema,
+// priority level, distinguisher), state and rejection reason of every
+// request, the same dispatch order, and the same text of the three debug
+// endpoints (rows sorted): queue of every waiting request, per-queue
+// counts and virtual times, per-level totals.
+func TestDifferential(t *testing.T) {
+	seed := *diffSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (replay with -apfdiff.seed=%d -apfdiff.scenarios=1)", seed, seed)
+	for i := range *diffScenarios {
+		s := randomScenario(seed+uint64(i), *diffSteps)
+		if msg := run(t, s); msg != "" {
+			where := save(t, s)
+			t.Fatalf("scenario seed %d (server %d seats) mismatch%s:\n%s", s.Seed, s.ServerCL, where, msg)
+		}
+	}
+	t.Logf("final states: %v", coverage)
+	if *diffScenarios >= 12 {
+		for _, k := range []string{"waiting", "executing", "done", "queued dispatches", "rejected:queue-full", "rejected:concurrency-limit", "rejected:time-out"} {
+			if coverage[k] == 0 {
+				t.Errorf("no request ended %q: the scenarios do not exercise it", k)
+			}
+		}
+	}
+}
+
+func save(t *testing.T, s *scenario) string {
+	if *diffSave == "" {
+		return ""
+	}
+	b, _ := json.MarshalIndent(s, "", "  ")
+	p := filepath.Join(*diffSave, fmt.Sprintf("apf-mismatch-%d.json", s.Seed))
+	if err := os.MkdirAll(*diffSave, 0o755); err != nil || os.WriteFile(p, b, 0o644) != nil {
+		t.Logf("could not save %s", p)
+		return ""
+	}
+	return " (saved as " + p + ")"
+}
