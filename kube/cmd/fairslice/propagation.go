@@ -33,8 +33,8 @@ func runPropagation(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(fs.Output(), propagationUsage)
 		fs.PrintDefaults()
 	}
-	rest, code, ok := parseInterspersed(fs, args)
-	if !ok {
+	rest, stop, code := parseInterspersed(fs, args)
+	if stop {
 		return code
 	}
 	if len(rest) != 0 {

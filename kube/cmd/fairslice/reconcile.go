@@ -54,8 +54,8 @@ func runReconcile(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(fs.Output(), reconcileUsage)
 		fs.PrintDefaults()
 	}
-	rest, code, ok := parseInterspersed(fs, args)
-	if !ok {
+	rest, stop, code := parseInterspersed(fs, args)
+	if stop {
 		return code
 	}
 	if len(rest) != 1 {
@@ -124,22 +124,3 @@ func upstreamGuarded(in slicerun.Input) (out slicerun.Outcome, err error) {
 	return slicerun.Upstream(in)
 }
 
-// parseInterspersed parses flags that may come before or after the
-// positional arguments, and returns the positional ones. On failure or
-// help it returns ok false and the exit status.
-func parseInterspersed(fs *flag.FlagSet, args []string) (rest []string, code int, ok bool) {
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, exitOK, false
-			}
-			return nil, exitUsage, false
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return rest, exitOK, true
-		}
-		rest = append(rest, args[0])
-		args = args[1:]
-	}
-}
