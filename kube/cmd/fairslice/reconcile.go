@@ -123,4 +123,3 @@ func upstreamGuarded(in slicerun.Input) (out slicerun.Outcome, err error) {
 	}()
 	return slicerun.Upstream(in)
 }
-
