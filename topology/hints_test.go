@@ -325,6 +325,9 @@ func TestAllocateEqualZones(t *testing.T) {
 	}
 }
 
+// TestNewCapacity reproduces all 9 cases of TestSetNodes of
+// k8s.io/endpointslice v0.37.2 topologycache (sufficiency, ratios and CPU
+// by zone), and adds nodes without a zone or CPU.
 func TestNewCapacity(t *testing.T) {
 	n := func(zone string, milli int64, ready, cp bool) Node {
 		return Node{Name: zone + "-node", Zone: zone, MilliCPU: milli, Ready: ready, ControlPlane: cp}
@@ -350,17 +353,31 @@ func TestNewCapacity(t *testing.T) {
 		{"a node without CPU", []Node{n("zone-a", 1000, true, false), n("zone-b", 0, true, false)}, nil},
 		{"an unready node without a zone is ignored", []Node{n("zone-a", 1000, true, false), n("", 0, false, false), n("zone-b", 1000, true, false)}, map[string]float64{"zone-a": 0.5, "zone-b": 0.5}},
 	}
+	// Upstream's expectedCPUByZone, for the cases with sufficient info.
+	cpu := map[string]map[string]int64{
+		"2 zones": {"zone-a": 1000, "zone-b": 1000},
+		"2 zones, unready node in 1, ready node in 2":       {"zone-a": 1000, "zone-b": 1000},
+		"2 zones, control plane node in 1, ready node in 2": {"zone-a": 1000, "zone-b": 1000},
+		"3 zones, 4 nodes in 1, 2 nodes in 1, 1 node in 1":  {"zone-a": 5000, "zone-b": 4500, "zone-c": 500},
+	}
 	for _, tc := range tests {
 		c := NewCapacity(tc.nodes)
 		var got map[string]float64
+		var gotCPU map[string]int64
 		if c.Sufficient() {
-			got = map[string]float64{}
+			got, gotCPU = map[string]float64{}, map[string]int64{}
 			for _, z := range c.Zones() {
 				got[z] = c.Ratio(z)
+				gotCPU[z] = c.MilliCPU(z)
 			}
 		}
 		if diff := cmp.Diff(tc.ratios, got); diff != "" {
 			t.Errorf("%s: ratios (-want +got):\n%s", tc.name, diff)
+		}
+		if want, ok := cpu[tc.name]; ok {
+			if diff := cmp.Diff(want, gotCPU); diff != "" {
+				t.Errorf("%s: milli-CPU by zone (-want +got):\n%s", tc.name, diff)
+			}
 		}
 	}
 	if got := NewCapacity([]Node{{Name: "n1", Zone: "a", MilliCPU: 1, Ready: true}, {Name: "bad", Ready: true}}).InsufficientNode(); got != "bad" {
