@@ -133,3 +133,43 @@ func TestApplyDisabledEvent(t *testing.T) {
 		t.Errorf("Apply(PolicyNone) = %+v, plan %v", r, render(si.ToUpdate))
 	}
 }
+
+// TestAutoRequestedUpstreamCases reproduces all 19 cases of
+// Test_hintsEnabled of k8s.io/endpointslice v0.37.2 (repeated cases
+// included, as upstream lists them).
+func TestAutoRequestedUpstreamCases(t *testing.T) {
+	const old, mode = AnnotationTopologyAwareHints, AnnotationTopologyMode
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		want        bool
+	}{
+		{"empty annotations", nil, false},
+		{"different annotations", map[string]string{"topology-hints": "enabled"}, false},
+		{"hints annotation == enabled", map[string]string{old: "enabled"}, false},
+		{"hints annotation == aUto", map[string]string{old: "aUto"}, false},
+		{"hints annotation == auto", map[string]string{old: "auto"}, true},
+		{"hints annotation == Auto", map[string]string{old: "Auto"}, true},
+		{"hints annotation == disabled", map[string]string{old: "disabled"}, false},
+		{"mode annotation == enabled", map[string]string{mode: "enabled"}, false},
+		{"mode annotation == aUto", map[string]string{mode: "aUto"}, false},
+		{"mode annotation == auto", map[string]string{mode: "auto"}, true},
+		{"mode annotation == Auto", map[string]string{mode: "Auto"}, true},
+		{"mode annotation == disabled", map[string]string{mode: "disabled"}, false},
+		{"mode annotation == enabled", map[string]string{mode: "enabled"}, false},
+		{"mode annotation == aUto", map[string]string{mode: "aUto"}, false},
+		{"mode annotation == auto", map[string]string{mode: "auto"}, true},
+		{"mode annotation == Auto", map[string]string{mode: "Auto"}, true},
+		{"mode annotation == disabled", map[string]string{mode: "disabled"}, false},
+		{"mode annotation == disabled, hints annotation == auto", map[string]string{mode: "disabled", old: "auto"}, true},
+		{"mode annotation == auto, hints annotation == disabled", map[string]string{mode: "auto", old: "disabled"}, false},
+	}
+	if len(tests) != 19 {
+		t.Fatalf("%d cases, want upstream's 19", len(tests))
+	}
+	for _, tc := range tests {
+		if got := AutoRequested(tc.annotations); got != tc.want {
+			t.Errorf("%s: AutoRequested(%v) = %v, want %v", tc.name, tc.annotations, got, tc.want)
+		}
+	}
+}
