@@ -1,5 +1,7 @@
 package topology
 
+import "slices"
+
 // TrafficPolicy is what kube-proxy reads from a Service port to choose its
 // endpoint sets.
 type TrafficPolicy struct {
@@ -32,10 +34,13 @@ type Selection struct {
 	// PreferSameZone or PreferSameNode.
 	Mode string
 	// Cluster are the endpoints for cluster-wide traffic (nil when the port
-	// uses only local endpoints).
+	// uses only local endpoints, or when there are no endpoints with an
+	// address).
 	Cluster []int
 	// Local are the node's own endpoints for Local traffic policies (nil
-	// when the port uses none).
+	// when the port uses none, or when there are no endpoints with an
+	// address). Upstream also returns nil when the port uses local
+	// endpoints but the node has none; here that is an empty list.
 	Local []int
 	// Reachable is every endpoint some traffic to this node can reach:
 	// Cluster followed by the Local endpoints not already in it.
@@ -70,11 +75,13 @@ func proxyTerminating(e *Endpoint) bool { return orDefault(e.Conditions.Terminat
 // endpoint falls back to the serving-and-terminating ones. O(endpoints).
 func SelectEndpoints(eps []Endpoint, p TrafficPolicy, nodeName, zone string) Selection {
 	var sel Selection
-	if len(eps) == 0 {
+	usable := func(i int) bool { return len(eps[i].Addresses) > 0 }
+	// kube-proxy's cache drops endpoints without addresses before
+	// CategorizeEndpoints, which returns nothing at all for no endpoints.
+	if !slices.ContainsFunc(eps, func(e Endpoint) bool { return len(e.Addresses) > 0 }) {
 		sel.Why = "no endpoints"
 		return sel
 	}
-	usable := func(i int) bool { return len(eps[i].Addresses) > 0 }
 	// As kube-proxy's EndpointSliceCache: an endpoint is local when it
 	// names this node, and nothing is local to a node without a name.
 	local := func(e *Endpoint) bool { return nodeName != "" && e.NodeName == nodeName }
