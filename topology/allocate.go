@@ -62,3 +62,40 @@ func (c Capacity) allocateInto(a []Allocation, n int) Fallback {
 	}
 	return Fallback{}
 }
+
+// Overloaded reports whether a Service whose Auto hints are spread as
+// hintsByZone (the Result.HintsByZone of its last AddHints) would overload
+// some zone under capacity c: upstream's TopologyCache.GetOverloadedServices
+// test, which the EndpointSlice controller runs after every node change to
+// requeue the Services whose hints must be recomputed. Call it with the new
+// Capacity for each Service that has hints, and resync those for which it
+// is true.
+//
+// It is false when hintsByZone is empty (no hints, nothing to overload);
+// otherwise true when c cannot support hints at all (insufficient node
+// information or fewer than two zones), when a zone of c has no hinted
+// endpoints, or when a zone has fewer than ceil(T × share / 1.2), T being
+// the sum of hintsByZone, in upstream's float64 expression. Hints for zones
+// c does not have count in T only. O(zones).
+func (c Capacity) Overloaded(hintsByZone map[string]int) bool {
+	if len(hintsByZone) == 0 {
+		return false
+	}
+	if !c.ok || len(c.zones) < 2 {
+		return true
+	}
+	total := 0
+	for _, n := range hintsByZone {
+		total += n
+	}
+	for i, ratio := range c.ratio {
+		have, ok := hintsByZone[c.zones[i]]
+		if !ok {
+			return true
+		}
+		if have < int(math.Ceil(float64(total)*ratio*(1/(1+OverloadThreshold)))) {
+			return true
+		}
+	}
+	return false
+}

@@ -27,11 +27,17 @@
 //   - Otherwise hints are removed (RemoveHints).
 //
 // HintPlan runs this on a plan of the slicer package, per address type.
+// After a node change, Capacity.Overloaded tells, from a Service's last
+// HintsByZone and the new Capacity, whether its hints now overload a zone
+// and the Service must be resynced (upstream's GetOverloadedServices, which
+// keeps those counts in its cache; here the caller keeps them).
 // SelectEndpoints is kube-proxy's side: hints are used on a node only when
 // every ready endpoint has one and some name the node (or its zone);
 // Local traffic policies and the fallback to serving-and-terminating
 // endpoints are modelled, with conditions read as kube-proxy reads them
-// (an unset ready is ready there, but not ready for the controller).
+// (an unset ready is ready there, but not ready for the controller);
+// TrafficPolicy.IgnoreNodeHints models a kube-proxy with the
+// PreferSameTrafficDistribution gate off.
 // Evaluate measures a set of hints in this model: expected cross-zone
 // fraction of traffic and the largest endpoint overload.
 //

@@ -73,6 +73,18 @@ func ExampleAddHints_minCrossZone() {
 	// enabled true, cross-zone 33%, max overload 5%:
 }
 
+// After a node change the EndpointSlice controller resyncs the Services
+// whose hints would now overload a zone: zone-a doubling its CPU needs at
+// least ceil(12 × 0.5 / 1.2) = 5 of the 12 endpoints, and has 4.
+func ExampleCapacity_Overloaded() {
+	hints := map[string]int{"zone-a": 4, "zone-b": 4, "zone-c": 4}
+	before, _ := topology.CapacityFromZones(map[string]int64{"zone-a": 4000, "zone-b": 4000, "zone-c": 4000})
+	after, _ := topology.CapacityFromZones(map[string]int64{"zone-a": 8000, "zone-b": 4000, "zone-c": 4000})
+	fmt.Println(before.Overloaded(hints), after.Overloaded(hints))
+	// Output:
+	// false true
+}
+
 // The annotation wins over spec.trafficDistribution.
 func ExamplePolicyFor() {
 	auto := map[string]string{topology.AnnotationTopologyMode: "Auto"}

@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -124,27 +125,176 @@ func TestAddHintsUnchanged(t *testing.T) {
 	}
 }
 
-// TestGivingAndReceiving reproduces Test_getGivingAndReceivingZones.
+// TestGivingAndReceiving reproduces all 9 cases of
+// Test_getGivingAndReceivingZones of k8s.io/endpointslice v0.37.2
+// topologycache (zones zone-a, zone-b, zone-c in that order; a zone
+// missing from upstream's allocated map has 0), plus one of ours. Upstream
+// returns maps; here per-zone counts, compared as maps without zeros.
 func TestGivingAndReceiving(t *testing.T) {
 	tests := []struct {
-		name                 string
-		desired              []float64
-		allocated            []int
-		wantGive, wantRecive []int
+		name               string
+		desired            []float64
+		allocated          []int
+		wantGive, wantRecv map[string]int
 	}{
-		{"all in a, 5.1/5.1/5.8", []float64{5.1, 5.1, 5.8}, []int{16, 0, 0}, []int{10, 0, 0}, []int{0, 5, 5}},
-		{"all in a, 5.0/5.6/5.4", []float64{5.0, 5.6, 5.4}, []int{16, 0, 0}, []int{11, 0, 0}, []int{0, 6, 5}},
-		{"b and c to a", []float64{5.0, 5.6, 5.4}, []int{0, 8, 8}, []int{0, 2, 3}, []int{5, 0, 0}},
-		{"balanced", []float64{5.0, 5.0, 6.0}, []int{5, 5, 6}, nil, nil},
+		{"empty", nil, nil, map[string]int{}, map[string]int{}},
+		{"simple allocation with no need for rebalancing", []float64{1.2, 1.1, 1.0}, []int{1, 1, 1}, map[string]int{}, map[string]int{}},
+		{"preference for same zone even when giving an extra endpoint would result in slightly better distribution",
+			[]float64{5.1, 5.1, 5.8}, []int{16, 0, 0}, map[string]int{"zone-a": 10}, map[string]int{"zone-b": 5, "zone-c": 5}},
+		{"when 2 zones need < 1 endpoint, give to zone that needs endpoint most",
+			[]float64{5.0, 5.6, 5.4}, []int{16, 0, 0}, map[string]int{"zone-a": 11}, map[string]int{"zone-b": 6, "zone-c": 5}},
+		{"when 2 zones have extra endpoints, give from zone with most extra",
+			[]float64{5.0, 5.6, 5.4}, []int{0, 8, 8}, map[string]int{"zone-b": 2, "zone-c": 3}, map[string]int{"zone-a": 5}},
+		{"ensure function can handle unexpected data (more allocated than allocations)",
+			[]float64{5, 5, 5}, []int{6, 6, 6}, map[string]int{}, map[string]int{}},
+		{"ensure function can handle unexpected data (negative allocations)",
+			[]float64{-5, -5, -5}, []int{6, 6, 6}, map[string]int{}, map[string]int{}},
+		{"ensure function can handle unexpected data (negative allocated)",
+			[]float64{5, 5, 5}, []int{-4, -3, -2}, map[string]int{}, map[string]int{}},
+		{"ensure function can handle unexpected data (negative for 1 zone)",
+			[]float64{5, 5, 5}, []int{-40, 20, 20}, map[string]int{"zone-b": 15, "zone-c": 15}, map[string]int{"zone-a": 30}},
+		// Ours: every zone exactly at its target.
+		{"balanced", []float64{5.0, 5.0, 6.0}, []int{5, 5, 6}, map[string]int{}, map[string]int{}},
+	}
+	names := []string{"zone-a", "zone-b", "zone-c"}
+	asMap := func(v []int) map[string]int {
+		m := map[string]int{}
+		for i, n := range v {
+			if n != 0 {
+				m[names[i]] = n
+			}
+		}
+		return m
 	}
 	for _, tc := range tests {
-		alloc := make([]Allocation, len(tc.desired))
-		for i, d := range tc.desired {
-			alloc[i].Desired = d
+		t.Run(tc.name, func(t *testing.T) {
+			alloc := make([]Allocation, len(tc.desired))
+			for i, d := range tc.desired {
+				alloc[i].Desired = d
+			}
+			give, recv, order := givingAndReceiving(alloc, tc.allocated)
+			if diff := cmp.Diff([]map[string]int{tc.wantGive, tc.wantRecv}, []map[string]int{asMap(give), asMap(recv)}); diff != "" {
+				t.Errorf("giving, receiving (-want +got):\n%s", diff)
+			}
+			for _, r := range order {
+				if recv[r] == 0 {
+					t.Errorf("order %v names zone %d, which receives nothing", order, r)
+				}
+			}
+			if len(order) != len(asMap(recv)) {
+				t.Errorf("order %v, want one entry per receiving zone %v", order, recv)
+			}
+		})
+	}
+}
+
+// TestValidUnchangedUpstreamCases reproduces all 8 cases of
+// Test_getHintsByZone of k8s.io/endpointslice v0.37.2 topologycache
+// through keepValidUnchanged with one unchanged slice: upstream's nil
+// (invalid hints) is the slice moving to ToUpdate; otherwise the slice
+// stays unchanged and its hints per zone are what it adds to allocated.
+func TestValidUnchangedUpstreamCases(t *testing.T) {
+	tests := []struct {
+		name      string
+		slice     *Slice
+		maximum   map[string]int // upstream's allocations
+		allocated map[string]int
+		want      map[string]int
+	}{
+		{"empty", &Slice{}, map[string]int{}, map[string]int{}, map[string]int{}},
+		{"single zone hint", slice("s", "zone-a+>zone-a"), map[string]int{"zone-a": 3}, map[string]int{"zone-a": 1}, map[string]int{"zone-a": 1}},
+		{"single zone hint with 1 unready endpoint and 1 unknown endpoint", slice("s", "zone-a+>zone-a", "zone-a->zone-a", "zone-a?>zone-a"),
+			map[string]int{"zone-a": 3}, map[string]int{"zone-a": 1}, map[string]int{"zone-a": 1}},
+		{"multiple zone hints", slice("s", "zone-a+>zone-a", "zone-a+>zone-b", "zone-b+>zone-b"),
+			map[string]int{"zone-a": 3, "zone-b": 3, "zone-c": 3}, map[string]int{"zone-a": 1, "zone-b": 1, "zone-c": 1}, map[string]int{"zone-a": 1, "zone-b": 2}},
+		{"invalid by zones that no longer requires any allocations", slice("s", "zone-a+>zone-non-existent"),
+			map[string]int{"zone-a": 3}, map[string]int{"zone-a": 1, "zone-b": 1, "zone-c": 1}, nil},
+		{"invalid by endpoints with nil hints", slice("s", "zone-a+"), map[string]int{"zone-a": 3}, map[string]int{}, nil},
+		{"invalid by endpoint with no hints", slice("s", "zone-a+>"), map[string]int{"zone-a": 3}, map[string]int{}, nil},
+		{"invalid by hints that would make minimum allocations impossible", slice("s", "zone-a+>zone-a", "zone-a+>zone-a"),
+			map[string]int{"zone-a": 2}, map[string]int{"zone-a": 1}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var names []string
+			for z := range tc.maximum {
+				names = append(names, z)
+			}
+			slices.Sort(names)
+			tbl := zoneTable{names: names, known: len(names), hints: make([]*Hints, len(names))}
+			allocated := make([]int, len(names))
+			for i, z := range names {
+				allocated[i] = tc.allocated[z] // upstream's extra zones (no allocation) play no part
+			}
+			before := slices.Clone(allocated)
+			orig := render([]*Slice{tc.slice})
+			si := &SliceInfo{Unchanged: []*Slice{tc.slice}}
+			keepValidUnchanged(si, &tbl, func(i int) int { return tc.maximum[names[i]] }, allocated)
+			var got map[string]int
+			switch {
+			case len(si.Unchanged) == 1 && len(si.ToUpdate) == 0:
+				got = map[string]int{}
+				for i := range names {
+					if d := allocated[i] - before[i]; d != 0 {
+						got[names[i]] = d
+					}
+				}
+			case len(si.Unchanged) == 0 && len(si.ToUpdate) == 1:
+				if !slices.Equal(allocated, before) {
+					t.Errorf("allocated changed by an invalid slice: %v, was %v", allocated, before)
+				}
+			default:
+				t.Fatalf("slice neither kept nor moved: Unchanged %d, ToUpdate %d", len(si.Unchanged), len(si.ToUpdate))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("hints by zone (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(orig, render([]*Slice{tc.slice})); diff != "" {
+				t.Errorf("the unchanged slice was modified (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReadyEndpointsUpstreamCases reproduces all 5 cases of
+// Test_getTotalReadyEndpoints of k8s.io/endpointslice v0.37.2
+// topologycache: only Ready=true counts, over all three lists.
+func TestReadyEndpointsUpstreamCases(t *testing.T) {
+	withN := func(ready, unready int) *Slice {
+		var specs []string
+		for i := 0; i < ready; i++ {
+			specs = append(specs, "z+")
 		}
-		give, recv, _ := givingAndReceiving(alloc, tc.allocated)
-		if !cmp.Equal(give, tc.wantGive) || !cmp.Equal(recv, tc.wantRecive) {
-			t.Errorf("%s: givingAndReceiving = %v, %v, want %v, %v", tc.name, give, recv, tc.wantGive, tc.wantRecive)
+		for i := 0; i < unready; i++ {
+			specs = append(specs, "z-")
+		}
+		return slice("s", specs...)
+	}
+	tests := []struct {
+		name             string
+		si               SliceInfo
+		wantReady, total int
+	}{
+		{"empty", SliceInfo{}, 0, 0},
+		{"empty slice", SliceInfo{ToCreate: []*Slice{withN(0, 0)}}, 0, 0},
+		{"multiple slices", SliceInfo{ToCreate: []*Slice{withN(15, 0), withN(8, 0)}}, 23, 23},
+		{"slices for all", SliceInfo{ToCreate: []*Slice{withN(15, 0), withN(8, 0)}, ToUpdate: []*Slice{withN(2, 0)},
+			Unchanged: []*Slice{withN(100, 0), withN(90, 0)}}, 215, 215},
+		{"slices for all with some unready", SliceInfo{ToCreate: []*Slice{withN(15, 3), withN(5, 4)}, ToUpdate: []*Slice{withN(3, 8)},
+			Unchanged: []*Slice{withN(98, 2), withN(90, 6)}}, 211, 234},
+	}
+	for _, tc := range tests {
+		total := 0
+		for _, list := range [][]*Slice{tc.si.ToCreate, tc.si.ToUpdate, tc.si.Unchanged} {
+			for _, s := range list {
+				total += len(s.Endpoints)
+			}
+		}
+		if total != tc.total {
+			t.Errorf("%s: the helper built %d endpoints, want %d", tc.name, total, tc.total)
+		}
+		if got := tc.si.readyEndpoints(); got != tc.wantReady {
+			t.Errorf("%s: readyEndpoints() = %d, want %d", tc.name, got, tc.wantReady)
 		}
 	}
 }
@@ -175,6 +325,9 @@ func TestAllocateEqualZones(t *testing.T) {
 	}
 }
 
+// TestNewCapacity reproduces all 9 cases of TestSetNodes of
+// k8s.io/endpointslice v0.37.2 topologycache (sufficiency, ratios and CPU
+// by zone), and adds nodes without a zone or CPU.
 func TestNewCapacity(t *testing.T) {
 	n := func(zone string, milli int64, ready, cp bool) Node {
 		return Node{Name: zone + "-node", Zone: zone, MilliCPU: milli, Ready: ready, ControlPlane: cp}
@@ -200,17 +353,31 @@ func TestNewCapacity(t *testing.T) {
 		{"a node without CPU", []Node{n("zone-a", 1000, true, false), n("zone-b", 0, true, false)}, nil},
 		{"an unready node without a zone is ignored", []Node{n("zone-a", 1000, true, false), n("", 0, false, false), n("zone-b", 1000, true, false)}, map[string]float64{"zone-a": 0.5, "zone-b": 0.5}},
 	}
+	// Upstream's expectedCPUByZone, for the cases with sufficient info.
+	cpu := map[string]map[string]int64{
+		"2 zones": {"zone-a": 1000, "zone-b": 1000},
+		"2 zones, unready node in 1, ready node in 2":       {"zone-a": 1000, "zone-b": 1000},
+		"2 zones, control plane node in 1, ready node in 2": {"zone-a": 1000, "zone-b": 1000},
+		"3 zones, 4 nodes in 1, 2 nodes in 1, 1 node in 1":  {"zone-a": 5000, "zone-b": 4500, "zone-c": 500},
+	}
 	for _, tc := range tests {
 		c := NewCapacity(tc.nodes)
 		var got map[string]float64
+		var gotCPU map[string]int64
 		if c.Sufficient() {
-			got = map[string]float64{}
+			got, gotCPU = map[string]float64{}, map[string]int64{}
 			for _, z := range c.Zones() {
 				got[z] = c.Ratio(z)
+				gotCPU[z] = c.MilliCPU(z)
 			}
 		}
 		if diff := cmp.Diff(tc.ratios, got); diff != "" {
 			t.Errorf("%s: ratios (-want +got):\n%s", tc.name, diff)
+		}
+		if want, ok := cpu[tc.name]; ok {
+			if diff := cmp.Diff(want, gotCPU); diff != "" {
+				t.Errorf("%s: milli-CPU by zone (-want +got):\n%s", tc.name, diff)
+			}
 		}
 	}
 	if got := NewCapacity([]Node{{Name: "n1", Zone: "a", MilliCPU: 1, Ready: true}, {Name: "bad", Ready: true}}).InsufficientNode(); got != "bad" {

@@ -10,9 +10,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestHintPlanUpstreamTopology reproduces TestReconcileTopology of
-// k8s.io/endpointslice v0.37.2 (U21): three equal zones, existing slices
-// unchanged and without hints, hints added through the slicer's plan.
+// TestHintPlanUpstreamTopology reproduces all 5 cases of
+// TestReconcileTopology of k8s.io/endpointslice v0.37.2 (U21): three equal
+// zones, existing slices unchanged and without hints, hints added through
+// the slicer's plan. Upstream's reconciler without a topology cache ignores
+// the annotation: here that is PolicyNone.
 func TestHintPlanUpstreamTopology(t *testing.T) {
 	svc := slicer.Service{Namespace: "test", Name: "foo", UID: "test-foo", AddressTypes: []slicer.AddressType{slicer.IPv4}, TopologyHints: true}
 	ports := []slicer.Port{{Name: "foo", Port: 80, Protocol: "TCP"}}
@@ -43,10 +45,11 @@ func TestHintPlanUpstreamTopology(t *testing.T) {
 		byZone   map[string]int
 		cross    int
 	}{
-		{"auto, one zone-c slice", PolicyAuto, []slicer.Slice{zc}, zcEps, 1, map[string]int{"zone-a": 1, "zone-b": 1, "zone-c": 1}, 2},
-		{"auto, 4 endpoints", PolicyAuto, []slicer.Slice{ac}, acEps, 0, map[string]int{}, 0},
-		{"Auto, 9 endpoints", PolicyAuto, []slicer.Slice{ac, ab}, append(append([]slicer.Endpoint(nil), acEps...), abEps...), 2, map[string]int{"zone-a": 3, "zone-b": 3, "zone-c": 3}, 1},
-		{"disabled", PolicyNone, []slicer.Slice{ac, ab}, append(append([]slicer.Endpoint(nil), acEps...), abEps...), 0, map[string]int{}, 0},
+		{"no change, topologyCache disabled, annotation == auto", PolicyNone, []slicer.Slice{zc}, zcEps, 0, map[string]int{}, 0},
+		{"enabling topologyCache, hintsAnnotation == auto", PolicyAuto, []slicer.Slice{zc}, zcEps, 1, map[string]int{"zone-a": 1, "zone-b": 1, "zone-c": 1}, 2},
+		{"topology enabled,  hintsAnnotation==auto, ratio beyond threshold", PolicyAuto, []slicer.Slice{ac}, acEps, 0, map[string]int{}, 0},
+		{"topology enabled, hintsAnnotation==Auto, more slices and endpoints", PolicyAuto, []slicer.Slice{ac, ab}, append(append([]slicer.Endpoint(nil), acEps...), abEps...), 2, map[string]int{"zone-a": 3, "zone-b": 3, "zone-c": 3}, 1},
+		{"topology enabled, hintsAnnotation==disabled, more slices and endpoints", PolicyNone, []slicer.Slice{ac, ab}, append(append([]slicer.Endpoint(nil), acEps...), abEps...), 0, map[string]int{}, 0},
 	}
 	for _, tc := range tests {
 		plan, err := slicer.Reconcile(svc, []slicer.Group{{AddressType: slicer.IPv4, Ports: ports, Endpoints: tc.desired}}, tc.existing, slicer.Options{})

@@ -1,8 +1,10 @@
 package topology
 
 import (
-	"github.com/fairslice/fairslice/slicer"
+	"fmt"
 	"testing"
+
+	"github.com/fairslice/fairslice/slicer"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -36,47 +38,65 @@ func TestPolicyFor(t *testing.T) {
 	}
 }
 
-// TestApplyTrafficDistribution reproduces TestReconcile_TrafficDistribution
-// of k8s.io/endpointslice (U20): pod0 in zone-a, pods 1-3 in zone-b, pods
-// 4-5 in zone-c, one slice to create.
+// TestApplyTrafficDistribution reproduces all 5 cases of
+// TestReconcile_TrafficDistribution of k8s.io/endpointslice v0.37.2
+// (U20): pod0 on node-0 in zone-a, pods 1-3 on node-1 in zone-b, pods 4-5
+// on node-2 in zone-c, equal CPU, one slice to create, the topology
+// annotation under upstream's (deprecated) key. Upstream's {"": 6} (six
+// endpoints without hints) is an empty HintsByZone with no hint set.
 func TestApplyTrafficDistribution(t *testing.T) {
 	mk := func() *SliceInfo {
 		s := &Slice{Name: "new"}
-		zones := []string{"zone-a", "zone-b", "zone-b", "zone-b", "zone-c", "zone-c"}
-		for i, z := range zones {
-			s.Endpoints = append(s.Endpoints, Endpoint{Addresses: []string{string(rune('0' + i))}, Zone: z, NodeName: "node-" + z[5:], Conditions: slicer.Conditions{Ready: True}})
+		nodes := []string{"node-0", "node-1", "node-1", "node-1", "node-2", "node-2"}
+		for i, n := range nodes {
+			z := "zone-" + string(rune('a'+n[5]-'0'))
+			s.Endpoints = append(s.Endpoints, Endpoint{Addresses: []string{fmt.Sprintf("10.0.0.%d", i)}, Zone: z, NodeName: n, Conditions: slicer.Conditions{Ready: True}})
 		}
 		return &SliceInfo{AddressType: "IPv4", ToCreate: []*Slice{s}}
 	}
 	c := capacityOf("zone-a=100", "zone-b=100", "zone-c=100")
 	tests := []struct {
-		name   string
-		ann    map[string]string
-		td     string
-		byZone map[string]int
-		nodes  bool
+		name       string
+		preferSame bool
+		td, ann    string
+		byZone     map[string]int
+		byNode     map[string]int
+		cross      int
 	}{
-		{"PreferClose, annotation Disabled", map[string]string{AnnotationTopologyMode: "Disabled"}, PreferClose, map[string]int{"zone-a": 1, "zone-b": 3, "zone-c": 2}, false},
-		{"PreferClose, annotation Auto: Auto wins", map[string]string{AnnotationTopologyMode: "Auto"}, PreferClose, map[string]int{"zone-a": 2, "zone-b": 2, "zone-c": 2}, false},
-		{"no field, no annotation", nil, "", map[string]int{}, false},
-		{"PreferSameNode", map[string]string{AnnotationTopologyMode: "Disabled"}, PreferSameNode, map[string]int{"zone-a": 1, "zone-b": 3, "zone-c": 2}, true},
+		{"trafficDistribution=PreferClose, topologyAnnotation=Disabled", false, PreferClose, "Disabled",
+			map[string]int{"zone-a": 1, "zone-b": 3, "zone-c": 2}, map[string]int{}, 0},
+		{"trafficDistribution=PreferClose, topologyAnnotation=Auto", false, PreferClose, "Auto",
+			map[string]int{"zone-a": 2, "zone-b": 2, "zone-c": 2}, map[string]int{}, 1},
+		{"trafficDistribution=nil, topologyAnnotation=<empty>", false, "", "", map[string]int{}, map[string]int{}, 0},
+		{"trafficDistribution=PreferSameNode, PSTD enabled", true, PreferSameNode, "Disabled",
+			map[string]int{"zone-a": 1, "zone-b": 3, "zone-c": 2}, map[string]int{"node-0": 1, "node-1": 3, "node-2": 2}, 0},
+		{"trafficDistribution=PreferSameZone, PSTD disabled", false, PreferSameZone, "Disabled", map[string]int{}, map[string]int{}, 0},
 	}
 	for _, tc := range tests {
-		si := mk()
-		r := Apply(c, si, PolicyFor(tc.ann, tc.td, true), Options{})
-		if diff := cmp.Diff(tc.byZone, r.HintsByZone); diff != "" {
-			t.Errorf("%s: HintsByZone (-want +got):\n%s", tc.name, diff)
-		}
-		for _, e := range si.ToCreate[0].Endpoints {
-			if got := e.Hints != nil && len(e.Hints.ForNodes) == 1 && e.Hints.ForNodes[0] == e.NodeName; got != tc.nodes {
-				t.Errorf("%s: endpoint %s node hint %v, want %v", tc.name, address(&e), e.Hints, tc.nodes)
+		t.Run(tc.name, func(t *testing.T) {
+			si := mk()
+			r := Apply(c, si, PolicyFor(map[string]string{AnnotationTopologyAwareHints: tc.ann}, tc.td, tc.preferSame), Options{})
+			zones, nodes, cross := map[string]int{}, map[string]int{}, 0
+			for _, e := range si.ToCreate[0].Endpoints {
+				if e.Hints == nil {
+					continue
+				}
+				for _, z := range e.Hints.ForZones {
+					zones[z]++
+					if z != e.Zone {
+						cross++
+					}
+				}
+				for _, n := range e.Hints.ForNodes {
+					nodes[n]++
+				}
 			}
-		}
-	}
-	// PreferSameZone with the gate off gives no hints.
-	si := mk()
-	if r := Apply(c, si, PolicyFor(nil, PreferSameZone, false), Options{}); len(r.HintsByZone) != 0 || r.Enabled() {
-		t.Errorf("PreferSameZone with the gate off: %+v", r)
+			got := []any{r.HintsByZone, zones, nodes, cross}
+			want := []any{tc.byZone, tc.byZone, tc.byNode, tc.cross}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("HintsByZone, zone hints, node hints, cross-zone (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -111,5 +131,45 @@ func TestApplyDisabledEvent(t *testing.T) {
 	}
 	if r.Fallback.Reason != HintsDisabled || len(si.ToUpdate) != 1 || anyHints(si.ToUpdate[0]) {
 		t.Errorf("Apply(PolicyNone) = %+v, plan %v", r, render(si.ToUpdate))
+	}
+}
+
+// TestAutoRequestedUpstreamCases reproduces all 19 cases of
+// Test_hintsEnabled of k8s.io/endpointslice v0.37.2 (repeated cases
+// included, as upstream lists them).
+func TestAutoRequestedUpstreamCases(t *testing.T) {
+	const old, mode = AnnotationTopologyAwareHints, AnnotationTopologyMode
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		want        bool
+	}{
+		{"empty annotations", nil, false},
+		{"different annotations", map[string]string{"topology-hints": "enabled"}, false},
+		{"hints annotation == enabled", map[string]string{old: "enabled"}, false},
+		{"hints annotation == aUto", map[string]string{old: "aUto"}, false},
+		{"hints annotation == auto", map[string]string{old: "auto"}, true},
+		{"hints annotation == Auto", map[string]string{old: "Auto"}, true},
+		{"hints annotation == disabled", map[string]string{old: "disabled"}, false},
+		{"mode annotation == enabled", map[string]string{mode: "enabled"}, false},
+		{"mode annotation == aUto", map[string]string{mode: "aUto"}, false},
+		{"mode annotation == auto", map[string]string{mode: "auto"}, true},
+		{"mode annotation == Auto", map[string]string{mode: "Auto"}, true},
+		{"mode annotation == disabled", map[string]string{mode: "disabled"}, false},
+		{"mode annotation == enabled", map[string]string{mode: "enabled"}, false},
+		{"mode annotation == aUto", map[string]string{mode: "aUto"}, false},
+		{"mode annotation == auto", map[string]string{mode: "auto"}, true},
+		{"mode annotation == Auto", map[string]string{mode: "Auto"}, true},
+		{"mode annotation == disabled", map[string]string{mode: "disabled"}, false},
+		{"mode annotation == disabled, hints annotation == auto", map[string]string{mode: "disabled", old: "auto"}, true},
+		{"mode annotation == auto, hints annotation == disabled", map[string]string{mode: "auto", old: "disabled"}, false},
+	}
+	if len(tests) != 19 {
+		t.Fatalf("%d cases, want upstream's 19", len(tests))
+	}
+	for _, tc := range tests {
+		if got := AutoRequested(tc.annotations); got != tc.want {
+			t.Errorf("%s: AutoRequested(%v) = %v, want %v", tc.name, tc.annotations, got, tc.want)
+		}
 	}
 }

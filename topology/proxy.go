@@ -1,5 +1,7 @@
 package topology
 
+import "slices"
+
 // TrafficPolicy is what kube-proxy reads from a Service port to choose its
 // endpoint sets.
 type TrafficPolicy struct {
@@ -10,6 +12,12 @@ type TrafficPolicy struct {
 	// External is whether the port accepts external traffic (a NodePort,
 	// a load balancer or external IPs).
 	External bool
+	// IgnoreNodeHints models a kube-proxy with the
+	// PreferSameTrafficDistribution feature gate off (possible only when
+	// emulating Kubernetes 1.34 or earlier; the gate is locked on since
+	// 1.35): node hints are dropped, so PreferSameNode is never chosen and
+	// zone hints apply alone.
+	IgnoreNodeHints bool
 }
 
 // usesCluster and usesLocal are kube-proxy's UsesClusterEndpoints and
@@ -26,10 +34,13 @@ type Selection struct {
 	// PreferSameZone or PreferSameNode.
 	Mode string
 	// Cluster are the endpoints for cluster-wide traffic (nil when the port
-	// uses only local endpoints).
+	// uses only local endpoints, or when there are no endpoints with an
+	// address).
 	Cluster []int
 	// Local are the node's own endpoints for Local traffic policies (nil
-	// when the port uses none).
+	// when the port uses none, or when there are no endpoints with an
+	// address). Upstream also returns nil when the port uses local
+	// endpoints but the node has none; here that is an empty list.
 	Local []int
 	// Reachable is every endpoint some traffic to this node can reach:
 	// Cluster followed by the Local endpoints not already in it.
@@ -53,7 +64,10 @@ func proxyTerminating(e *Endpoint) bool { return orDefault(e.Conditions.Terminat
 // SelectEndpoints returns the endpoints that kube-proxy (k8s.io/kubernetes
 // v1.37.2, pkg/proxy CategorizeEndpoints) on node nodeName in zone ("" if
 // the node has no zone label) uses for a Service port with policy p.
-// Endpoints without addresses are ignored, as kube-proxy ignores them.
+// Endpoints without addresses are ignored, as kube-proxy ignores them. An
+// endpoint is local when its NodeName is nodeName; with nodeName "" none
+// is. eps is taken as kube-proxy's cache hands it over: one endpoint per
+// address (the cache keeps the non-terminating one of duplicates).
 //
 // Node hints are used when every ready endpoint has one and one names this
 // node; otherwise zone hints when every ready endpoint has one and one
@@ -61,13 +75,18 @@ func proxyTerminating(e *Endpoint) bool { return orDefault(e.Conditions.Terminat
 // endpoint falls back to the serving-and-terminating ones. O(endpoints).
 func SelectEndpoints(eps []Endpoint, p TrafficPolicy, nodeName, zone string) Selection {
 	var sel Selection
-	if len(eps) == 0 {
+	usable := func(i int) bool { return len(eps[i].Addresses) > 0 }
+	// kube-proxy's cache drops endpoints without addresses before
+	// CategorizeEndpoints, which returns nothing at all for no endpoints.
+	if !slices.ContainsFunc(eps, func(e Endpoint) bool { return len(e.Addresses) > 0 }) {
 		sel.Why = "no endpoints"
 		return sel
 	}
-	usable := func(i int) bool { return len(eps[i].Addresses) > 0 }
+	// As kube-proxy's EndpointSliceCache: an endpoint is local when it
+	// names this node, and nothing is local to a node without a name.
+	local := func(e *Endpoint) bool { return nodeName != "" && e.NodeName == nodeName }
 	if p.usesCluster() {
-		sel.Mode, sel.Why = modeFromHints(eps, nodeName, zone)
+		sel.Mode, sel.Why = modeFromHints(eps, nodeName, zone, p.IgnoreNodeHints)
 		for i := range eps {
 			e := &eps[i]
 			if !usable(i) || !proxyReady(e) {
@@ -110,16 +129,16 @@ func SelectEndpoints(eps []Endpoint, p TrafficPolicy, nodeName, zone string) Sel
 		}
 		if proxyReady(e) {
 			sel.HasAny = true
-			localReady = localReady || e.NodeName == nodeName
+			localReady = localReady || local(e)
 		} else if proxyServing(e) && proxyTerminating(e) {
 			sel.HasAny = true
-			localTerm = localTerm || e.NodeName == nodeName
+			localTerm = localTerm || local(e)
 		}
 	}
 	sel.Local = []int{}
 	for i := range eps {
 		e := &eps[i]
-		if !usable(i) || e.NodeName != nodeName {
+		if !usable(i) || !local(e) {
 			continue
 		}
 		if (localReady && proxyReady(e)) || (!localReady && localTerm && proxyServing(e) && proxyTerminating(e)) {
@@ -149,7 +168,8 @@ func SelectEndpoints(eps []Endpoint, p TrafficPolicy, nodeName, zone string) Sel
 }
 
 // modeFromHints is kube-proxy's topologyModeFromHints, with the reason.
-func modeFromHints(eps []Endpoint, nodeName, zone string) (string, string) {
+// With ignoreNodeHints, node hints count as absent.
+func modeFromHints(eps []Endpoint, nodeName, zone string, ignoreNodeHints bool) (string, string) {
 	anyReady, forNode, allNode, forZone, allZone := false, false, true, false, true
 	for i := range eps {
 		e := &eps[i]
@@ -157,7 +177,7 @@ func modeFromHints(eps []Endpoint, nodeName, zone string) (string, string) {
 			continue
 		}
 		anyReady = true
-		if e.Hints == nil || len(e.Hints.ForNodes) == 0 {
+		if ignoreNodeHints || e.Hints == nil || len(e.Hints.ForNodes) == 0 {
 			allNode = false
 		} else if hasNode(e.Hints, nodeName) {
 			forNode = true
