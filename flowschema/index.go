@@ -52,8 +52,8 @@ type keySet struct {
 	// lengths has bit len%64 set for every key: a value whose bit is clear
 	// is absent without hashing it.
 	lengths uint64
-	keys   []string
-	sets   []int32
+	keys    []string
+	sets    []int32
 }
 
 // maxSubjectSets bounds the subject sets a request unions (any, user,
