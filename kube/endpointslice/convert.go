@@ -66,7 +66,9 @@ type Converter struct {
 	eps    [][]slicer.Endpoint
 	buf    []byte
 
-	gen      uint32
+	gen      uint32                // Existing calls
+	podGen   uint32                // Desired calls and same-pod checks
+	epoch    uint32                // times everything was forgotten
 	pods     map[*corev1.Pod]int32 // index into memo
 	memo     []podMemo
 	nodes    map[string]*corev1.Node // node objects the remembered pods saw
@@ -119,7 +121,7 @@ func (c *Converter) Desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 	if err := c.revalidate(svc, nodes); err != nil {
 		return nil, err
 	}
-	c.gen++
+	c.podGen++
 	types := slicer.AddressTypesFor(familyStrings(svc.Spec.IPFamilies), svc.Spec.ClusterIP)
 	for i := range c.eps {
 		c.eps[i] = c.eps[i][:0]
@@ -140,7 +142,7 @@ func (c *Converter) Desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 			c.pods[pod] = i
 		}
 		m := &c.memo[i]
-		m.gen = c.gen
+		m.gen = c.podGen
 		errs = append(errs, m.errs...)
 		if m.skip {
 			continue
@@ -171,7 +173,7 @@ func (c *Converter) Desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 		// Forget pods not seen this time.
 		memo := make([]podMemo, 0, len(pods))
 		for p, i := range c.pods {
-			if c.memo[i].gen != c.gen {
+			if c.memo[i].gen != c.podGen {
 				delete(c.pods, p)
 				continue
 			}
@@ -207,6 +209,7 @@ func (c *Converter) revalidate(svc *corev1.Service, nodes NodeGetter) error {
 }
 
 func (c *Converter) forget(svc *corev1.Service) {
+	c.epoch++
 	c.pods = make(map[*corev1.Pod]int32)
 	c.memo = c.memo[:0]
 	c.nodes = make(map[string]*corev1.Node)
