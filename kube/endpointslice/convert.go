@@ -69,8 +69,9 @@ type Converter struct {
 	gen      uint32                // Existing calls
 	podGen   uint32                // Desired calls and same-pod checks
 	epoch    uint32                // times everything was forgotten
-	pods     map[*corev1.Pod]int32 // index into memo
+	pods     map[*corev1.Pod]int32 // index into memo and seen
 	memo     []podMemo
+	seen     []uint32 // per memo entry, the podGen it was last listed in (dense: the no-op check reads only this)
 	nodes    map[string]*corev1.Node // node objects the remembered pods saw
 	svc      corev1.ServiceSpec      // spec the remembered pods were converted for
 	svcMeta  [2]string               // its namespace and name
@@ -82,7 +83,6 @@ type Converter struct {
 
 // podMemo is a pod as converted for the remembered Service.
 type podMemo struct {
-	gen   uint32
 	skip  bool // not an endpoint (terminal or no IP)
 	ports []slicer.Port
 	eps   [2]slicer.Endpoint // per address type of the Service (at most two), Addresses nil if none
@@ -139,10 +139,11 @@ func (c *Converter) Desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 			}
 			i = int32(len(c.memo))
 			c.memo = append(c.memo, m)
+			c.seen = append(c.seen, 0)
 			c.pods[pod] = i
 		}
 		m := &c.memo[i]
-		m.gen = c.podGen
+		c.seen[i] = c.podGen
 		errs = append(errs, m.errs...)
 		if m.skip {
 			continue
@@ -172,15 +173,17 @@ func (c *Converter) Desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 	if len(c.memo) > 2*len(pods)+64 {
 		// Forget pods not seen this time.
 		memo := make([]podMemo, 0, len(pods))
+		seen := make([]uint32, 0, len(pods))
 		for p, i := range c.pods {
-			if c.memo[i].gen != c.podGen {
+			if c.seen[i] != c.podGen {
 				delete(c.pods, p)
 				continue
 			}
 			c.pods[p] = int32(len(memo))
 			memo = append(memo, c.memo[i])
+			seen = append(seen, c.podGen)
 		}
-		c.memo = memo
+		c.memo, c.seen = memo, seen
 	}
 	return c.groups, errors.Join(errs...)
 }
@@ -212,6 +215,7 @@ func (c *Converter) forget(svc *corev1.Service) {
 	c.epoch++
 	c.pods = make(map[*corev1.Pod]int32)
 	c.memo = c.memo[:0]
+	c.seen = c.seen[:0]
 	c.nodes = make(map[string]*corev1.Node)
 	c.svc = *svc.Spec.DeepCopy()
 	c.svcMeta = [2]string{svc.Namespace, svc.Name}

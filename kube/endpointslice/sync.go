@@ -120,10 +120,10 @@ func (c *Converter) samePods(pods []*corev1.Pod) bool {
 	c.podGen++
 	for _, p := range pods {
 		i, ok := c.pods[p]
-		if !ok || c.memo[i].gen != prev {
+		if !ok || c.seen[i] != prev {
 			return false // new, or repeated in pods
 		}
-		c.memo[i].gen = c.podGen
+		c.seen[i] = c.podGen
 	}
 	return true
 }
