@@ -71,7 +71,7 @@ type Converter struct {
 	epoch    uint32                // times everything was forgotten
 	pods     map[*corev1.Pod]int32 // index into memo and seen
 	memo     []podMemo
-	seen     []uint32 // per memo entry, the podGen it was last listed in (dense: the no-op check reads only this)
+	seen     []uint32                // per memo entry, the podGen it was last listed in (dense: the no-op check reads only this)
 	nodes    map[string]*corev1.Node // node objects the remembered pods saw
 	svc      corev1.ServiceSpec      // spec the remembered pods were converted for
 	svcMeta  [2]string               // its namespace and name
@@ -118,8 +118,18 @@ type sliceMemo struct {
 // plan and retry later as upstream does. Any other node lookup error
 // aborts with no groups.
 func (c *Converter) Desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeGetter) ([]slicer.Group, error) {
-	if err := c.revalidate(svc, nodes); err != nil {
+	groups, skipped, err := c.desired(svc, pods, nodes)
+	if err != nil {
 		return nil, err
+	}
+	return groups, skipped
+}
+
+// desired is Desired with the pods left out (skipped) told apart from a
+// failure (err).
+func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeGetter) (groups []slicer.Group, skipped, err error) {
+	if err := c.revalidate(svc, nodes); err != nil {
+		return nil, nil, err
 	}
 	c.podGen++
 	types := slicer.AddressTypesFor(familyStrings(svc.Spec.IPFamilies), svc.Spec.ClusterIP)
@@ -135,7 +145,7 @@ func (c *Converter) Desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 		if !ok {
 			m, err := c.convert(svc, pod, types, nodes)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			i = int32(len(c.memo))
 			c.memo = append(c.memo, m)
@@ -185,7 +195,7 @@ func (c *Converter) Desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 		}
 		c.memo, c.seen = memo, seen
 	}
-	return c.groups, errors.Join(errs...)
+	return c.groups, errors.Join(errs...), nil
 }
 
 // revalidate forgets the remembered pods when the Service's spec or any

@@ -75,9 +75,9 @@ func (s *Syncer) Plan(facts slicer.Service, svc *corev1.Service, pods []*corev1.
 		return p, nil, nil
 	}
 	s.last.valid = false
-	desired, skipped := s.conv.Desired(svc, pods, nodes)
-	if desired == nil && skipped != nil {
-		return slicer.Plan{}, nil, skipped
+	desired, skipped, err := s.conv.desired(svc, pods, nodes)
+	if err != nil {
+		return slicer.Plan{}, nil, err
 	}
 	plan, err = s.core.Reconcile(facts, desired, s.conv.Existing(existing))
 	if err != nil {

@@ -97,4 +97,12 @@ func TestSyncerRecognisesNoOp(t *testing.T) {
 	existing = []*discovery.EndpointSlice{existing[0].DeepCopy()}
 	sync("slice replaced", facts2, svc2, copied, nodes, false)
 	sync("again after slice replaced", facts2, svc2, copied, nodes, true)
+
+	// Every pod on a missing node: they are skipped, and the plan is the
+	// placeholder, not a failure.
+	fresh, _ := NewSyncer(slicer.Options{})
+	plan, skipped, err := fresh.Plan(facts, svc, pods, nodeMap{}, nil)
+	if err != nil || skipped == nil || len(plan.Creates) != 1 || len(plan.Creates[0].Endpoints) != 0 {
+		t.Errorf("pods on a missing node: %d creates, skipped %v, error %v; want the placeholder and the pods reported", len(plan.Creates), skipped, err)
+	}
 }
