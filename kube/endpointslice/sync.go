@@ -28,6 +28,12 @@ import (
 // the slicer in full. Any changed object, however small the change,
 // replaces its pointer and so takes the full path: the remembered verdict
 // is never trusted for an object it was not computed from.
+//
+// A Syncer (like a Converter) remembers one Service: syncing another one
+// forgets everything. A controller whose workers take Services from a
+// shared queue keeps one Syncer per Service (for example in a map by
+// namespace and name, dropped when the Service is deleted) and serialises
+// its use, as the workqueue already does per key.
 type Syncer struct {
 	conv Converter
 	core *slicer.Reconciler
