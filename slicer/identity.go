@@ -81,8 +81,10 @@ func compareIdentity(a, b *Endpoint) int {
 // need no rewrite: node name, zone, the three conditions and the target
 // reference (without ResourceVersion) are equal. Hints are not compared.
 func equalBeyondIdentity(a, b *Endpoint) bool {
-	return a.NodeName == b.NodeName && a.Zone == b.Zone && a.Conditions == b.Conditions &&
-		a.TargetRef.equalIgnoringVersion(b.TargetRef)
+	if a.Conditions != b.Conditions || a.NodeName != b.NodeName || a.Zone != b.Zone {
+		return false
+	}
+	return a.TargetRef.equalIgnoringVersion(&b.TargetRef)
 }
 
 // comparePorts orders ports by name, port, protocol and app protocol.

@@ -103,10 +103,12 @@ type ObjectRef struct {
 // IsZero reports whether r is the zero reference (a nil targetRef).
 func (r ObjectRef) IsZero() bool { return r == ObjectRef{} }
 
-// equalIgnoringVersion compares two references without ResourceVersion.
-func (r ObjectRef) equalIgnoringVersion(o ObjectRef) bool {
-	r.ResourceVersion, o.ResourceVersion = "", ""
-	return r == o
+// equalIgnoringVersion compares two references without ResourceVersion,
+// field by field: it runs for every existing endpoint of a sync, and
+// copies of both references cost more than the comparison.
+func (r *ObjectRef) equalIgnoringVersion(o *ObjectRef) bool {
+	return r.Name == o.Name && r.Namespace == o.Namespace && r.UID == o.UID && r.Kind == o.Kind &&
+		r.APIVersion == o.APIVersion && r.FieldPath == o.FieldPath
 }
 
 // Hints are an endpoint's topology hints. A nil *Hints is no hints; a

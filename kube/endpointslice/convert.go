@@ -66,9 +66,12 @@ type Converter struct {
 	eps    [][]slicer.Endpoint
 	buf    []byte
 
-	gen      uint32
-	pods     map[*corev1.Pod]int32 // index into memo
+	gen      uint32                // Existing calls
+	podGen   uint32                // Desired calls and same-pod checks
+	epoch    uint32                // times everything was forgotten
+	pods     map[*corev1.Pod]int32 // index into memo and seen
 	memo     []podMemo
+	seen     []uint32                // per memo entry, the podGen it was last listed in (dense: the no-op check reads only this)
 	nodes    map[string]*corev1.Node // node objects the remembered pods saw
 	svc      corev1.ServiceSpec      // spec the remembered pods were converted for
 	svcMeta  [2]string               // its namespace and name
@@ -80,7 +83,6 @@ type Converter struct {
 
 // podMemo is a pod as converted for the remembered Service.
 type podMemo struct {
-	gen   uint32
 	skip  bool // not an endpoint (terminal or no IP)
 	ports []slicer.Port
 	eps   [2]slicer.Endpoint // per address type of the Service (at most two), Addresses nil if none
@@ -116,10 +118,20 @@ type sliceMemo struct {
 // plan and retry later as upstream does. Any other node lookup error
 // aborts with no groups.
 func (c *Converter) Desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeGetter) ([]slicer.Group, error) {
-	if err := c.revalidate(svc, nodes); err != nil {
+	groups, skipped, err := c.desired(svc, pods, nodes)
+	if err != nil {
 		return nil, err
 	}
-	c.gen++
+	return groups, skipped
+}
+
+// desired is Desired with the pods left out (skipped) told apart from a
+// failure (err).
+func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeGetter) (groups []slicer.Group, skipped, err error) {
+	if err := c.revalidate(svc, nodes); err != nil {
+		return nil, nil, err
+	}
+	c.podGen++
 	types := slicer.AddressTypesFor(familyStrings(svc.Spec.IPFamilies), svc.Spec.ClusterIP)
 	for i := range c.eps {
 		c.eps[i] = c.eps[i][:0]
@@ -133,14 +145,15 @@ func (c *Converter) Desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 		if !ok {
 			m, err := c.convert(svc, pod, types, nodes)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			i = int32(len(c.memo))
 			c.memo = append(c.memo, m)
+			c.seen = append(c.seen, 0)
 			c.pods[pod] = i
 		}
 		m := &c.memo[i]
-		m.gen = c.gen
+		c.seen[i] = c.podGen
 		errs = append(errs, m.errs...)
 		if m.skip {
 			continue
@@ -170,17 +183,19 @@ func (c *Converter) Desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 	if len(c.memo) > 2*len(pods)+64 {
 		// Forget pods not seen this time.
 		memo := make([]podMemo, 0, len(pods))
+		seen := make([]uint32, 0, len(pods))
 		for p, i := range c.pods {
-			if c.memo[i].gen != c.gen {
+			if c.seen[i] != c.podGen {
 				delete(c.pods, p)
 				continue
 			}
 			c.pods[p] = int32(len(memo))
 			memo = append(memo, c.memo[i])
+			seen = append(seen, c.podGen)
 		}
-		c.memo = memo
+		c.memo, c.seen = memo, seen
 	}
-	return c.groups, errors.Join(errs...)
+	return c.groups, errors.Join(errs...), nil
 }
 
 // revalidate forgets the remembered pods when the Service's spec or any
@@ -207,8 +222,10 @@ func (c *Converter) revalidate(svc *corev1.Service, nodes NodeGetter) error {
 }
 
 func (c *Converter) forget(svc *corev1.Service) {
+	c.epoch++
 	c.pods = make(map[*corev1.Pod]int32)
 	c.memo = c.memo[:0]
+	c.seen = c.seen[:0]
 	c.nodes = make(map[string]*corev1.Node)
 	c.svc = *svc.Spec.DeepCopy()
 	c.svcMeta = [2]string{svc.Namespace, svc.Name}

@@ -22,5 +22,11 @@
 //
 // A Converter remembers the objects it converted by pointer (informer
 // objects are immutable), so a sync in which nothing changed converts
-// nothing; see Converter.
+// nothing; see Converter. A Syncer wraps a Converter and a
+// slicer.Reconciler and also remembers the last sync that planned no
+// writes, so that the same objects again (in any order) are answered with
+// one map lookup per pod and per slice, without running the slicer:
+//
+//	s, _ := endpointslice.NewSyncer(slicer.Options{}) // one per worker
+//	plan, skipped, err := s.Plan(endpointslice.ServiceFacts(svc, triggerTime), svc, pods, nodeLister, slices)
 package endpointslice

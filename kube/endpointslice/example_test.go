@@ -55,3 +55,51 @@ func Example() {
 	// Output:
 	// web- IPv4 http 8080 3 zone-a
 }
+
+// A worker's Syncer: the first sync creates the slice; once it is in the
+// informer, the next syncs plan nothing, and the same objects listed again
+// are recognised without converting them.
+func ExampleSyncer() {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "web", UID: "web-uid"},
+		Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.10", IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol},
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8080)}}},
+	}
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	_ = idx.Add(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}})
+	nodes := corelisters.NewNodeLister(idx)
+	var pods []*corev1.Pod
+	for i := range 3 {
+		pods = append(pods, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: fmt.Sprintf("web-%d", i)},
+			Spec:       corev1.PodSpec{NodeName: "node-1"},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIPs: []corev1.PodIP{{IP: fmt.Sprintf("10.0.0.%d", i+1)}},
+				Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+		})
+	}
+	s, err := endpointslice.NewSyncer(slicer.Options{})
+	if err != nil {
+		panic(err)
+	}
+	facts := endpointslice.ServiceFacts(svc, time.Time{})
+
+	plan, _, err := s.Plan(facts, svc, pods, nodes, nil)
+	if err != nil {
+		panic(err)
+	}
+	creates, _, _ := endpointslice.Objects(plan, nil)
+	creates[0].Name = "web-x7k2p" // as the API server names it
+	fmt.Println("first sync: creates", len(plan.Creates))
+
+	for range 2 {
+		plan, _, err = s.Plan(facts, svc, pods, nodes, creates)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println("next sync: writes", plan.Writes(), "unchanged", len(plan.Unchanged))
+	}
+	// Output:
+	// first sync: creates 1
+	// next sync: writes 0 unchanged 1
+	// next sync: writes 0 unchanged 1
+}

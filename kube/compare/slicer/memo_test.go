@@ -1,15 +1,20 @@
 package slicercompare
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
+	discovery "k8s.io/api/discovery/v1"
 
 	"github.com/fairslice/fairslice/kube/endpointslice"
 	"github.com/fairslice/fairslice/kube/internal/slicerun"
+	"github.com/fairslice/fairslice/slicer"
 )
 
 // TestConverterMemo checks that a long-lived Converter, which remembers
@@ -58,4 +63,102 @@ func TestConverterMemo(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSyncerMemo checks that a Syncer, which remembers its last no-op
+// sync, plans exactly like a fresh Converter and Reconciler through a
+// sequence of syncs: plans applied (so that the next sync is usually a
+// no-op), repeated unchanged, pods listed in another order or repeated,
+// and pods, nodes, slices and the Service replaced informer style.
+func TestSyncerMemo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for i := range 100 {
+		in := randomScenario(rng)
+		opts := slicer.Options{MaxEndpointsPerSlice: in.MaxEndpointsPerSlice}
+		s, err := endpointslice.NewSyncer(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for step := range 12 {
+			nodes := slicerun.NodeLister(in.Nodes)
+			facts := endpointslice.ServiceFacts(in.Service, time.Time{})
+			var fresh endpointslice.Converter
+			core, _ := slicer.NewReconciler(opts)
+			desired, wantSkipped := fresh.Desired(in.Service, in.Pods, nodes)
+			// (Node lookups here fail only with NotFound: pods are
+			// skipped, never the whole conversion.)
+			want, wantErr := core.Reconcile(facts, desired, fresh.Existing(in.Existing))
+			got, gotSkipped, gotErr := s.Plan(facts, in.Service, in.Pods, nodes, in.Existing)
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("scenario %d step %d: Syncer plan differs (-fresh +syncer):\n%s", i, step, diff)
+			}
+			if (wantErr == nil) != (gotErr == nil) || (wantSkipped == nil) != (gotSkipped == nil) {
+				t.Fatalf("scenario %d step %d: errors %v, %v; want %v, %v", i, step, gotSkipped, gotErr, wantSkipped, wantErr)
+			}
+			switch rng.IntN(8) {
+			case 0, 1, 2: // apply the plan
+				if wantErr == nil {
+					in.Existing = applyPlan(want, in.Existing, step)
+				}
+			case 3: // the same inputs again
+			case 4: // another listing order
+				in.Pods = slices.Clone(in.Pods)
+				rng.Shuffle(len(in.Pods), func(a, b int) { in.Pods[a], in.Pods[b] = in.Pods[b], in.Pods[a] })
+			case 5: // a pod listed twice in place of another
+				if len(in.Pods) > 1 {
+					in.Pods = slices.Clone(in.Pods)
+					in.Pods[0] = in.Pods[1]
+				}
+			case 6:
+				if len(in.Pods) > 0 {
+					in.Pods = slices.Clone(in.Pods)
+					k := rng.IntN(len(in.Pods))
+					p := in.Pods[k].DeepCopy()
+					mutatePod(rng, p)
+					in.Pods[k] = p
+				}
+			default:
+				switch rng.IntN(3) {
+				case 0:
+					k := rng.IntN(len(in.Nodes))
+					in.Nodes = slices.Clone(in.Nodes)
+					n := in.Nodes[k].DeepCopy()
+					n.Labels = map[string]string{corev1.LabelTopologyZone: "zone-new"}
+					in.Nodes[k] = n
+				case 1:
+					svc := in.Service.DeepCopy()
+					svc.Labels = map[string]string{"tier": fmt.Sprint(step)}
+					in.Service = svc
+				default:
+					if len(in.Existing) > 0 {
+						in.Existing = slices.Clone(in.Existing)
+						in.Existing[rng.IntN(len(in.Existing))] = in.Existing[0].DeepCopy()
+					}
+				}
+			}
+		}
+	}
+}
+
+// applyPlan returns the slices after the plan's calls, as an informer
+// would list them: unchanged slices keep their objects, written ones are
+// new objects, creates get names.
+func applyPlan(plan slicer.Plan, existing []*discovery.EndpointSlice, step int) []*discovery.EndpointSlice {
+	byName := make(map[string]*discovery.EndpointSlice)
+	for _, s := range existing {
+		byName[s.Name] = s
+	}
+	var out []*discovery.EndpointSlice
+	for _, s := range plan.Unchanged {
+		out = append(out, byName[s.Name])
+	}
+	for _, s := range plan.Updates {
+		out = append(out, endpointslice.ToEndpointSlice(s))
+	}
+	for i, s := range plan.Creates {
+		o := endpointslice.ToEndpointSlice(s)
+		o.Name = fmt.Sprintf("%sstep%d-%d", o.GenerateName, step, i)
+		out = append(out, o)
+	}
+	return out
 }

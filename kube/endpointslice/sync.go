@@ -1,0 +1,149 @@
+package endpointslice
+
+import (
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	discovery "k8s.io/api/discovery/v1"
+
+	"github.com/fairslice/fairslice/slicer"
+)
+
+// Syncer is one worker's whole reconciliation of Services: a Converter, a
+// slicer.Reconciler, and the memory of the last sync that had nothing to
+// write. Not safe for concurrent use; give each worker its own. Create it
+// with NewSyncer.
+//
+// A no-op sync is the common case of a controller (periodic resyncs, pod
+// updates that change nothing the slices hold), and under the informer
+// contract (a cached object is replaced, never modified in place; see
+// Converter) it can be recognised without looking inside any object: when
+// the Service facts are equal, the Service spec and every node the pods
+// saw are the same, the pods are the same set of objects and the existing
+// slices are the same set of objects as in the previous sync, and that
+// sync planned no writes, then the plan is again to write nothing, with
+// the same slices unchanged. Plan checks exactly this, at the cost of one
+// map lookup per pod and per slice, and otherwise runs the Converter and
+// the slicer in full. Any changed object, however small the change,
+// replaces its pointer and so takes the full path: the remembered verdict
+// is never trusted for an object it was not computed from.
+//
+// A Syncer (like a Converter) remembers one Service: syncing another one
+// forgets everything. A controller whose workers take Services from a
+// shared queue keeps one Syncer per Service (for example in a map by
+// namespace and name, dropped when the Service is deleted) and serialises
+// its use, as the workqueue already does per key.
+type Syncer struct {
+	conv Converter
+	core *slicer.Reconciler
+	last noOp
+	hits int // no-op syncs recognised without conversion, for tests
+}
+
+// noOp remembers the last sync that planned no writes.
+type noOp struct {
+	valid  bool
+	facts  slicer.Service
+	epoch  uint32 // Converter.epoch then: spec and nodes unchanged since
+	pods   int    // number of pods
+	slices int    // number of existing slices
+	plan   slicer.Plan
+}
+
+// NewSyncer returns a Syncer whose reconciler has the given options.
+func NewSyncer(opts slicer.Options) (*Syncer, error) {
+	core, err := slicer.NewReconciler(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Syncer{core: core}, nil
+}
+
+// Plan returns the plan for svc, as
+//
+//	desired, skipped := conv.Desired(svc, pods, nodes)
+//	plan, err := core.Reconcile(facts, desired, conv.Existing(existing))
+//
+// would, where facts are the slicer facts about svc (ServiceFacts, plus
+// TopologyHints if a later pass manages hints). skipped reports the pods
+// left out (see Converter.Desired), in which case plan still holds
+// everything else; err is a failure with no plan (a node lookup error, or
+// bad input to the reconciler). The plan shares data with the objects and
+// with Syncer's memory: treat it as read-only (Plan.Rewrite copies what it
+// changes).
+func (s *Syncer) Plan(facts slicer.Service, svc *corev1.Service, pods []*corev1.Pod, nodes NodeGetter,
+	existing []*discovery.EndpointSlice) (plan slicer.Plan, skipped, err error) {
+	if s.same(facts, svc, pods, nodes, existing) {
+		s.hits++
+		p := s.last.plan
+		p.Unchanged = slices.Clone(p.Unchanged)
+		return p, nil, nil
+	}
+	s.last.valid = false
+	desired, skipped, err := s.conv.desired(svc, pods, nodes)
+	if err != nil {
+		return slicer.Plan{}, nil, err
+	}
+	plan, err = s.core.Reconcile(facts, desired, s.conv.Existing(existing))
+	if err != nil {
+		return slicer.Plan{}, skipped, err
+	}
+	if skipped == nil && plan.Writes() == 0 {
+		s.last = noOp{
+			valid: true, facts: facts, epoch: s.conv.epoch, pods: len(pods), slices: len(existing),
+			plan: slicer.Plan{Unchanged: slices.Clone(plan.Unchanged), Added: plan.Added, Removed: plan.Removed},
+		}
+	}
+	return plan, skipped, nil
+}
+
+// same reports whether the inputs are those of the remembered no-op sync.
+func (s *Syncer) same(facts slicer.Service, svc *corev1.Service, pods []*corev1.Pod, nodes NodeGetter,
+	existing []*discovery.EndpointSlice) bool {
+	if !s.last.valid || len(pods) != s.last.pods || len(existing) != s.last.slices || !sameFacts(&facts, &s.last.facts) {
+		return false
+	}
+	if err := s.conv.revalidate(svc, nodes); err != nil || s.conv.epoch != s.last.epoch {
+		return false
+	}
+	return s.conv.samePods(pods) && s.conv.sameSlices(existing)
+}
+
+// sameFacts compares two sets of Service facts.
+func sameFacts(a, b *slicer.Service) bool {
+	return a.Namespace == b.Namespace && a.Name == b.Name && a.UID == b.UID && maps.Equal(a.Labels, b.Labels) &&
+		slices.Equal(a.AddressTypes, b.AddressTypes) && a.Headless == b.Headless &&
+		a.PublishNotReadyAddresses == b.PublishNotReadyAddresses && a.Deleting == b.Deleting &&
+		a.TriggerTime.Equal(b.TriggerTime) && a.TopologyHints == b.TopologyHints
+}
+
+// samePods reports whether pods are, as a set without repeats, the pods
+// of the last Desired call (the caller checks that the counts match). It
+// marks them as seen now, as Desired does.
+func (c *Converter) samePods(pods []*corev1.Pod) bool {
+	prev := c.podGen
+	c.podGen++
+	for _, p := range pods {
+		i, ok := c.pods[p]
+		if !ok || c.seen[i] != prev {
+			return false // new, or repeated in pods
+		}
+		c.seen[i] = c.podGen
+	}
+	return true
+}
+
+// sameSlices is samePods for the slices of the last Existing call.
+func (c *Converter) sameSlices(in []*discovery.EndpointSlice) bool {
+	prev := c.gen
+	c.gen++
+	for _, s := range in {
+		m := c.exist[s]
+		if m == nil || m.gen != prev {
+			return false
+		}
+		m.gen = c.gen
+	}
+	return true
+}
