@@ -93,6 +93,7 @@ func apfSection(w io.Writer) error {
 	}
 	fmt.Fprintln(w, "With APF each quiet user is served about as often as the noisy one (its fair share);")
 	fmt.Fprintln(w, "behind one line they get a share proportional to the requests they have in flight.")
+	fmt.Fprintln(w, "(Measured live on loopback, unlike the sections above: the numbers vary between runs.)")
 	return nil
 }
 
