@@ -84,6 +84,7 @@ const (
 	RegimeFair
 )
 
+// String names the regime: minimum, shared or fair.
 func (r BorrowingRegime) String() string {
 	switch r {
 	case RegimeMinimum:

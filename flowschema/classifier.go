@@ -254,15 +254,10 @@ func (c *Classifier) DanglingSchemas() []DanglingSchema { return c.dangling }
 // hashes are cached (512 entries, lock-free), so a recurring flow costs no
 // SHA-256.
 func (c *Classifier) Classify(req *Request) Decision {
-	r := c.idx.first(c.rules, req)
-	if r < 0 {
-		return c.decide(req, c.catchAll, -1)
+	schema, rule := c.catchAll, -1
+	if r := c.idx.first(c.rules, req); r >= 0 {
+		schema, rule = c.rules[r].schema, c.rules[r].index
 	}
-	cr := &c.rules[r]
-	return c.decide(req, cr.schema, cr.index)
-}
-
-func (c *Classifier) decide(req *Request, schema, rule int) Decision {
 	cs := &c.cs[schema]
 	d := Decision{
 		FlowSchema:    cs.name,

@@ -1,6 +1,8 @@
 package flowschema
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -79,5 +81,33 @@ func TestClassifyAllocs(t *testing.T) {
 		Resource: "nodes", Subresource: "status", ResourceRequest: true}
 	if n := testing.AllocsPerRun(100, func() { c.Classify(req) }); n != 0 {
 		t.Errorf("Classify allocates %v times per call, want 0", n)
+	}
+}
+
+// TestClassifyManyGroups covers requests whose groups occur in more
+// subject sets than the index unions (maxSubjectSets); they take the
+// linear scan and must agree with the reference.
+func TestClassifyManyGroups(t *testing.T) {
+	cfg := DefaultConfig()
+	var groups []string
+	for i := range 2 * maxSubjectSets {
+		g := fmt.Sprintf("g%d", i)
+		groups = append(groups, g)
+		cfg.FlowSchemas = append(cfg.FlowSchemas, newFS("fs-"+g, "global-default", int32(1000+i), DistinguisherByUser, PolicyRulesWithSubjects{
+			Subjects:         []Subject{group(g)},
+			NonResourceRules: []NonResourcePolicyRule{{Verbs: []string{"get"}, NonResourceURLs: []string{fmt.Sprintf("/p%d", i)}}},
+		}))
+	}
+	c, err := Compile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/p0", "/p20", "/p31", "/nowhere"} {
+		req := Request{User: "u", Groups: append(slices.Clone(groups), GroupAuthenticated), Verb: "get", Path: path}
+		d := c.Classify(&req)
+		s, r := referenceClassify(c, &req)
+		if d.SchemaIndex != s || d.Rule != r {
+			t.Errorf("Classify(%s) = %s rules[%d], reference %s rules[%d]", path, d.FlowSchema, d.Rule, c.schemas[s].Name, r)
+		}
 	}
 }

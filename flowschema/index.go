@@ -49,8 +49,11 @@ type keySet struct {
 	m      map[string]int32 // while building, and as the fallback
 	useMap bool
 	mask   uint64
-	keys   []string
-	sets   []int32
+	// lengths has bit len%64 set for every key: a value whose bit is clear
+	// is absent without hashing it.
+	lengths uint64
+	keys    []string
+	sets    []int32
 }
 
 // maxSubjectSets bounds the subject sets a request unions (any, user,
@@ -76,6 +79,7 @@ func (k *keySet) freeze() {
 	k.mask = uint64(size - 1)
 	k.keys, k.sets = make([]string, size), make([]int32, size)
 	for key, set := range k.m {
+		k.lengths |= 1 << (len(key) % 64)
 		i, probes := keyHash(key)&k.mask, 1
 		for k.sets[i] != 0 {
 			i, probes = (i+1)&k.mask, probes+1
@@ -96,8 +100,11 @@ func (k *keySet) get(s string) int32 {
 		}
 		return 0
 	}
-	// quickHash, by hand: this is the hottest call of a classification.
 	n := len(s)
+	if k.lengths&(1<<(n%64)) == 0 {
+		return 0
+	}
+	// quickHash, by hand: this is the hottest call of a classification.
 	var a, b uint64
 	switch {
 	case n >= 8:
