@@ -43,7 +43,7 @@ func TestAdjustBorrowing(t *testing.T) {
 	// for a whole period.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var admitted []*Ticket
+	var admitted []Ticket
 	for i := range 10 {
 		tk, err := c.Wait(ctx, tenant(string(rune('a'+i))), nil)
 		if err != nil {
@@ -51,7 +51,7 @@ func TestAdjustBorrowing(t *testing.T) {
 		}
 		admitted = append(admitted, tk)
 	}
-	done := make(chan *Ticket, 8)
+	done := make(chan Ticket, 8)
 	for i := range 8 {
 		go func() {
 			tk, _ := c.Wait(ctx, tenant(string(rune('k'+i))), nil)
@@ -94,7 +94,7 @@ func TestAdjustBorrowing(t *testing.T) {
 	for range 8 {
 		select {
 		case tk := <-done:
-			if tk != nil {
+			if tk != (Ticket{}) {
 				tk.Finish()
 			}
 		case <-time.After(10 * time.Second):

@@ -85,7 +85,7 @@ func serve(listen string, serverCL int, configFile string, work time.Duration) e
 	defer c.Close()
 
 	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if t := apf.TicketFromContext(r.Context()); t != nil {
+		if t, ok := apf.TicketFromContext(r.Context()); ok {
 			w.Header().Set(loadtest.HeaderWait, strconv.FormatFloat(t.Wait().Seconds(), 'f', -1, 64))
 		}
 		select {

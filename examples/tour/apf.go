@@ -56,7 +56,7 @@ func apfSection(w io.Writer) error {
 	}
 	defer c.Close()
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if t := apf.TicketFromContext(r.Context()); t != nil {
+		if t, ok := apf.TicketFromContext(r.Context()); ok {
 			w.Header().Set(loadtest.HeaderWait, strconv.FormatFloat(t.Wait().Seconds(), 'f', -1, 64))
 		}
 		time.Sleep(work)
