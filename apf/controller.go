@@ -131,6 +131,7 @@ type Controller struct {
 
 	closed    atomic.Bool
 	closing   chan struct{}
+	tickets   sync.Pool // of *ticket
 	closeOnce sync.Once
 	tickStop  chan struct{}
 	tickDone  chan struct{}
@@ -326,44 +327,86 @@ func (s *snapshot) classification(d flowschema.Decision) Classification {
 }
 
 // Ticket is an admitted request. Call Finish exactly once when its work is
-// done.
+// done. A Ticket is a small value (a handle): copies refer to the same
+// request. The controller reuses its state after Finish, so every method
+// of a Ticket that has been finished panics (a generation check), Finish
+// included: using a Ticket after Finish is a programmer error, and this
+// keeps it from touching the request that reuses the state. The zero
+// Ticket is not valid.
 type Ticket struct {
+	t   *ticket
+	gen uint64
+}
+
+// ticket is the state of one request, pooled per controller.
+type ticket struct {
 	lv    *level
 	r     fairqueue.Request
 	ready chan struct{} // closed at dispatch; nil if dispatched at arrival
 	cl    Classification
 	req   *Request
 	seats int
+	// gen counts the ticket's uses: a Ticket handle is valid while its
+	// gen matches; Finish advances it (under lv.mu).
+	gen atomic.Uint64
 
-	queued   bool // entered a queue (set under lv.mu)
-	finished bool
+	queued bool // entered a queue (set under lv.mu)
+}
+
+// live returns the state of t, panicking if t has been finished.
+func (t Ticket) live(method string) *ticket {
+	if t.t == nil || t.t.gen.Load() != t.gen {
+		panic("apf: Ticket." + method + " called on a finished or zero Ticket")
+	}
+	return t.t
 }
 
 // Classification returns where the request was classified.
-func (t *Ticket) Classification() Classification { return t.cl }
+func (t Ticket) Classification() Classification { return t.live("Classification").cl }
 
 // Queue returns the index of the queue the request went through, or -1.
-func (t *Ticket) Queue() int {
-	t.lv.mu.Lock()
-	defer t.lv.mu.Unlock()
-	return t.r.Queue()
+func (t Ticket) Queue() int {
+	tk := t.live("Queue")
+	tk.lv.mu.Lock()
+	defer tk.lv.mu.Unlock()
+	return tk.r.Queue()
 }
 
 // Wait returns how long the request waited for dispatch.
-func (t *Ticket) Wait() time.Duration { return t.r.StartTime().Sub(t.r.ArrivalTime()) }
-
-// Work returns the request's work estimate as the queue set used it.
-func (t *Ticket) Work() fairqueue.WorkEstimate {
-	t.lv.mu.Lock()
-	defer t.lv.mu.Unlock()
-	return t.r.Work()
+func (t Ticket) Wait() time.Duration {
+	tk := t.live("Wait")
+	return tk.r.StartTime().Sub(tk.r.ArrivalTime())
 }
 
-func (t *Ticket) event(wait time.Duration) RequestEvent {
+// Work returns the request's work estimate as the queue set used it.
+func (t Ticket) Work() fairqueue.WorkEstimate {
+	tk := t.live("Work")
+	tk.lv.mu.Lock()
+	defer tk.lv.mu.Unlock()
+	return tk.r.Work()
+}
+
+func (t *ticket) event(wait time.Duration) RequestEvent {
 	return RequestEvent{
 		Request: t.req, PriorityLevel: t.cl.PriorityLevel, FlowSchema: t.cl.FlowSchema,
 		Seats: t.seats, Exempt: t.cl.Exempt, Queued: t.queued, Wait: wait,
 	}
+}
+
+// newTicket takes a ticket from the pool.
+func (c *Controller) newTicket() *ticket {
+	if t, ok := c.tickets.Get().(*ticket); ok {
+		return t
+	}
+	return new(ticket)
+}
+
+// recycle returns t to the pool once nothing refers to it: rejected, or
+// finished with its seats released.
+func (c *Controller) recycle(t *ticket) {
+	t.lv, t.ready, t.cl, t.req, t.seats, t.queued = nil, nil, Classification{}, nil, 0, false
+	t.r = fairqueue.Request{}
+	c.tickets.Put(t)
 }
 
 // Wait classifies req, estimates its work with work (nil: one seat) and
@@ -374,23 +417,24 @@ func (t *Ticket) event(wait time.Duration) RequestEvent {
 // fairqueue.UpstreamWaitLimit), or ErrClosed after Close. A request whose context
 // has already ended is rejected with time-out without entering a queue.
 // If ctx ends just as the request is dispatched, the Ticket is returned.
-func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (*Ticket, error) {
+func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (Ticket, error) {
 	if c.closed.Load() {
-		return nil, ErrClosed
+		return Ticket{}, ErrClosed
 	}
 	fr := req.classifierRequest()
-	var t *Ticket
+	t := c.newTicket()
 	for {
 		s := c.snap.Load()
 		d := s.cls.Classify(&fr)
 		lv := s.levels[d.LevelIndex]
-		t = &Ticket{lv: lv, cl: s.classification(d), req: req}
+		t.lv, t.cl, t.req = lv, s.classification(d), req
 		we := fairqueue.WorkEstimate{InitialSeats: 1}
 		if work != nil {
 			we = work(&t.cl, lv.maxSeats.Load())
 		}
 		if err := we.Validate(); err != nil {
-			return nil, fmt.Errorf("apf: work estimate of a request to priority level %q: %w", lv.name, err)
+			c.recycle(t)
+			return Ticket{}, fmt.Errorf("apf: work estimate of a request to priority level %q: %w", lv.name, err)
 		}
 		t.seats = we.MaxSeats()
 		setFlow(&t.r, d.FlowSchema, d.Distinguisher, t)
@@ -401,7 +445,7 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (*Ti
 			lv.mu.Lock()
 			c.obs.Rejected(t.event(0), fairqueue.ReasonTimeOut)
 			lv.mu.Unlock()
-			return nil, c.rejected(t, fairqueue.ReasonTimeOut, err)
+			return Ticket{}, c.rejected(t, fairqueue.ReasonTimeOut, err)
 		}
 		lv.mu.Lock()
 		if lv.removed {
@@ -413,11 +457,11 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (*Ti
 		if reason != "" {
 			c.obs.Rejected(t.event(0), reason)
 			lv.mu.Unlock()
-			return nil, c.rejected(t, reason, nil)
+			return Ticket{}, c.rejected(t, reason, nil)
 		}
 		if t.r.State() != fairqueue.StateWaiting {
 			lv.mu.Unlock()
-			return t, nil // dispatched at once
+			return Ticket{t, t.gen.Load()}, nil // dispatched at once
 		}
 		// Only a waiting request needs a channel to be woken by; its
 		// dispatch needs lv.mu, so it cannot happen before this.
@@ -428,7 +472,7 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (*Ti
 	var err error
 	select {
 	case <-t.ready:
-		return t, nil
+		return Ticket{t, t.gen.Load()}, nil
 	case <-ctx.Done():
 		err = ctx.Err()
 	case <-c.closing:
@@ -443,7 +487,7 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (*Ti
 	}
 	if !remove(now, &t.r) {
 		lv.mu.Unlock()
-		return t, nil // dispatched meanwhile: admitted, as upstream
+		return Ticket{t, t.gen.Load()}, nil // dispatched meanwhile: admitted, as upstream
 	}
 	c.obs.Rejected(t.event(now.Sub(t.r.ArrivalTime())), fairqueue.ReasonTimeOut)
 	reap := lv.quiescing && lv.qs.IsIdle()
@@ -452,47 +496,64 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (*Ti
 		c.maybeReap(lv)
 	}
 	if err == ErrClosed {
-		return nil, ErrClosed
+		c.recycle(t)
+		return Ticket{}, ErrClosed
 	}
-	return nil, c.rejected(t, fairqueue.ReasonTimeOut, err)
+	return Ticket{}, c.rejected(t, fairqueue.ReasonTimeOut, err)
 }
 
-func (c *Controller) rejected(t *Ticket, reason fairqueue.Reason, err error) *RejectedError {
-	return &RejectedError{
+// rejected builds the error for a rejected request and recycles its
+// ticket.
+func (c *Controller) rejected(t *ticket, reason fairqueue.Reason, err error) *RejectedError {
+	e := &RejectedError{
 		Classification: t.cl, Reason: reason, Err: err,
 		RetryAfter: c.retry.Record(c.clock.Now(), t.cl.PriorityLevel),
 	}
+	c.recycle(t)
+	return e
 }
 
 // Finish ends the request: its seats are released (its final seats after
 // its work estimate's AdditionalLatency, on a timer) and waiting requests
-// are dispatched. It panics if called twice.
-func (t *Ticket) Finish() {
+// are dispatched. It panics if called twice (or on the zero Ticket).
+func (h Ticket) Finish() {
+	if h.t == nil {
+		panic("apf: Ticket.Finish called on the zero Ticket")
+	}
+	t := h.t
+	if t.gen.Load() != h.gen {
+		panic("apf: Ticket.Finish called twice")
+	}
 	lv := t.lv
 	c := lv.c
 	lv.mu.Lock()
-	if t.finished {
+	if !t.gen.CompareAndSwap(h.gen, h.gen+1) {
 		lv.mu.Unlock()
 		panic("apf: Ticket.Finish called twice")
 	}
-	t.finished = true
 	now := c.clock.Now()
 	at, lingering := lv.qs.Finish(now, &t.r)
 	if c.observe {
 		c.obs.Finished(t.event(0), now.Sub(t.r.StartTime()))
 	}
+	done := false
 	switch {
 	case !lingering:
 		if c.observe {
 			c.obs.SeatsReleased(t.event(0))
 		}
+		done = true
 	case c.closed.Load():
 		lv.qs.Release(now, &t.r)
 		c.obs.SeatsReleased(t.event(0))
+		done = true
 	default:
 		lv.timers[t] = c.clock.AfterFunc(at.Sub(now), func() { lv.release(t) })
 	}
 	reap := lv.quiescing && lv.qs.IsIdle()
+	if done {
+		c.recycle(t)
+	}
 	lv.mu.Unlock()
 	if reap {
 		c.maybeReap(lv)
@@ -534,7 +595,7 @@ func (c *Controller) Close() {
 		c.mu.Unlock()
 		for _, lv := range levels {
 			lv.mu.Lock()
-			var pending []*Ticket
+			var pending []*ticket
 			for t, tm := range lv.timers {
 				if tm.Stop() {
 					pending = append(pending, t)

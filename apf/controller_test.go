@@ -118,7 +118,7 @@ func TestWaitQueueFullAndDispatch(t *testing.T) {
 		t.Fatalf("current limit of work = %d, want 3", got)
 	}
 	ctx := context.Background()
-	var running []*Ticket
+	var running []Ticket
 	for range 3 {
 		tk, err := c.Wait(ctx, tenant("a"), nil)
 		if err != nil {
@@ -129,7 +129,7 @@ func TestWaitQueueFullAndDispatch(t *testing.T) {
 	// Hand of 2 queues × limit 2: user b can queue 4 requests; the 5th is
 	// rejected with queue-full.
 	type result struct {
-		t   *Ticket
+		t   Ticket
 		err error
 	}
 	results := make(chan result, 8)
@@ -270,5 +270,52 @@ func TestNewErrors(t *testing.T) {
 	_, err := New(nil, Options{ServerConcurrencyLimit: 0, AdjustPeriod: -1})
 	if err == nil || !strings.Contains(err.Error(), "ServerConcurrencyLimit=0") || !strings.Contains(err.Error(), "AdjustPeriod=-1ns") {
 		t.Errorf("New(bad options) error = %v", err)
+	}
+}
+
+// Tickets are reused after Finish: a finished Ticket panics on any use,
+// and a stale copy cannot finish the request that reuses its state.
+func TestTicketAfterFinish(t *testing.T) {
+	c, _ := newTestController(t, 4)
+	tk, err := c.Wait(context.Background(), tenant("a"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tk.Classification().Distinguisher; got != "a" {
+		t.Fatalf("Classification().Distinguisher = %q, want a", got)
+	}
+	tk.Finish()
+	mustPanic := func(name string, f func()) {
+		t.Helper()
+		defer func() {
+			if recover() == nil {
+				t.Errorf("%s on a finished Ticket did not panic", name)
+			}
+		}()
+		f()
+	}
+	mustPanic("Finish", tk.Finish)
+	mustPanic("Classification", func() { tk.Classification() })
+	mustPanic("Queue", func() { tk.Queue() })
+	mustPanic("Wait", func() { tk.Wait() })
+	mustPanic("Work", func() { tk.Work() })
+	mustPanic("Finish of the zero Ticket", Ticket{}.Finish)
+
+	// Whether or not the pool hands the same state back, the new request
+	// is intact after the stale handle's misuse.
+	tk2, err := c.Wait(context.Background(), tenant("b"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPanic("Finish (stale, after reuse)", tk.Finish)
+	if got := tk2.Classification().Distinguisher; got != "b" {
+		t.Errorf("new ticket's Distinguisher = %q, want b", got)
+	}
+	if got := c.Dump()[levelIndex(c, "work")].QueueSet.Executing; got != 1 {
+		t.Errorf("executing = %d, want 1 (the stale Finish must not end the new request)", got)
+	}
+	tk2.Finish()
+	if got := c.Dump()[levelIndex(c, "work")].QueueSet.Executing; got != 0 {
+		t.Errorf("executing after Finish = %d, want 0", got)
 	}
 }

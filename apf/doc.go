@@ -58,7 +58,8 @@
 //     without entering a queue; upstream may still run it.
 //   - One lock per priority level instead of one read-write lock around
 //     the whole controller, and no goroutine per watch: a request costs
-//     about a tenth of upstream's Handle (BENCHMARKS.md).
+//     about a twentieth of upstream's Handle, without allocating
+//     (BENCHMARKS.md).
 //   - Debug dumps list levels in name order (upstream: map order for
 //     dump_queues and dump_requests).
 //   - Wait-limit expiries and client cancellations are counted apart

@@ -3,7 +3,6 @@ package apf_test
 import (
 	"context"
 	"flag"
-	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -61,7 +60,7 @@ const (
 
 // work holds the seat for e2eWork and reports the admission wait.
 func work(w http.ResponseWriter, r *http.Request) {
-	if t := apf.TicketFromContext(r.Context()); t != nil {
+	if t, ok := apf.TicketFromContext(r.Context()); ok {
 		w.Header().Set(loadtest.HeaderWait, strconv.FormatFloat(t.Wait().Seconds(), 'f', -1, 64))
 	}
 	time.Sleep(e2eWork)
@@ -107,16 +106,30 @@ func serve(t *testing.T, h http.Handler) (string, func()) {
 	}
 }
 
-// One noisy user with 120 requests in flight (within its queue length of
-// 128, so that it does not spin on 429s), four quiet users with 16 each,
-// enough to keep their queues busy on a loaded machine under -race:
-// every user wants more than the fair share (4 seats / 5 flows = 0.8).
+// The load: one noisy user keeps 120 requests in flight (within its queue
+// length of 128, so that it does not spin on 429s) and wants every seat;
+// four quiet users are paced, each sending quietRate requests per second
+// (about one in flight at a time at ~30 ms per request) with at most 4 in
+// flight, a cap that lets a user starved of CPU for a moment catch up on
+// its schedule.
+//
+// Fair share is max-min fairness over the level's seats between flows: a
+// flow that demands less than an equal split (4 seats / 5 flows = 0.8
+// seat) is entitled to all it demands, and the rest is split among the
+// others. A quiet user demands quietRate × e2eWork = 16/s × 25 ms = 0.4
+// seat, half the equal split, so its fair share of throughput is its own
+// offered rate; the noisy user's is the remaining 2.4 seats (96/s).
+// Measuring against the offered rate, rather than against a split of
+// whatever was served, makes the bound independent of how much CPU the
+// clients get: a quiet user served on time is served in full.
+const quietRate = 16
+
 var users = []loadtest.User{
 	{Name: "noisy", Groups: []string{"tenants"}, Concurrency: 120},
-	{Name: "quiet-1", Groups: []string{"tenants"}, Concurrency: 16},
-	{Name: "quiet-2", Groups: []string{"tenants"}, Concurrency: 16},
-	{Name: "quiet-3", Groups: []string{"tenants"}, Concurrency: 16},
-	{Name: "quiet-4", Groups: []string{"tenants"}, Concurrency: 16},
+	{Name: "quiet-1", Groups: []string{"tenants"}, Concurrency: 4, Rate: quietRate},
+	{Name: "quiet-2", Groups: []string{"tenants"}, Concurrency: 4, Rate: quietRate},
+	{Name: "quiet-3", Groups: []string{"tenants"}, Concurrency: 4, Rate: quietRate},
+	{Name: "quiet-4", Groups: []string{"tenants"}, Concurrency: 4, Rate: quietRate},
 }
 
 func run(t *testing.T, h http.Handler) loadtest.Report {
@@ -130,15 +143,25 @@ func run(t *testing.T, h http.Handler) loadtest.Report {
 	return rep
 }
 
-// shareOfFair returns the requests a user got served within the window
-// over its fair share of all those (total / number of users): every user
-// wants more than an equal share.
-func shareOfFair(rep *loadtest.Report, name string) float64 {
-	total := 0
-	for _, u := range rep.Users {
-		total += u.Windowed
-	}
-	return float64(rep.User(name).Windowed) / (float64(total) / float64(len(rep.Users)))
+// shareOfDemand is the part of a paced user's offered requests it got
+// served: its throughput over its fair share.
+func shareOfDemand(rep *loadtest.Report, name string) float64 {
+	u := rep.User(name)
+	return float64(u.Served) / float64(u.Offered)
+}
+
+// quietWaitBound bounds a quiet request's wait with APF: it is ahead of
+// the noisy flow's backlog, so it waits for the next freed seat (at most
+// one service time) behind at most the other quiet users' requests
+// (0.4 seat each); four service times leave room for scheduling delays
+// under -race. On a machine so starved of CPU that the server's handlers
+// overrun their 25 ms (seen with busy loops on both cores), every wait
+// stretches with them: the bound then is a quarter of the noisy user's
+// median wait, which is its backlog, about 116 / 2.4 seats × 25 ms ≈ 1.2 s
+// on a healthy machine. Either way a quiet request does not wait behind
+// the noisy backlog, which behind one FIFO line it does.
+func quietWaitBound(rep *loadtest.Report) time.Duration {
+	return max(4*e2eWork, rep.User("noisy").Percentile(50)/4)
 }
 
 func TestEndToEndFairness(t *testing.T) {
@@ -166,29 +189,28 @@ func TestEndToEndFairness(t *testing.T) {
 		seen[q] = u.Name
 	}
 
-	// The APF run is measured up to three times: on a shared 2-core
-	// machine under -race, a client starved of CPU for a few hundred
-	// milliseconds lets its queue run dry and loses turns it never asked
-	// for. Every attempt must still serve or reject every request; the
-	// fairness and wait bounds must hold in one of them.
-	var withAPF loadtest.Report
-	var unfair []string
-	for attempt := 1; attempt <= 3; attempt++ {
-		withAPF = run(t, h)
-		logReport(t, fmt.Sprintf("apf (attempt %d)", attempt), &withAPF)
-		if unfair = fairnessProblems(&withAPF); len(unfair) == 0 {
-			break
+	withAPF := run(t, h)
+	logReport(t, "apf", &withAPF)
+	for _, u := range users[1:] {
+		if got := shareOfDemand(&withAPF, u.Name); got < 0.95 {
+			t.Errorf("with APF %s got %.2f of its offered requests served, want ≥ 0.95", u.Name, got)
 		}
-		t.Logf("attempt %d: %v", attempt, unfair)
+		if p99, bound := withAPF.User(u.Name).Percentile(99), quietWaitBound(&withAPF); p99 > bound {
+			t.Errorf("with APF %s waited %v at p99, want ≤ %v", u.Name, p99, bound)
+		}
 	}
-	for _, p := range unfair {
-		t.Error(p)
+	if noisy := withAPF.User("noisy"); noisy.Windowed < withAPF.User("quiet-1").Offered {
+		t.Errorf("with APF the noisy user got %d requests served in the window, less than a quiet user's demand; it did not saturate", noisy.Windowed)
 	}
+
+	// The control: the quiet users wait behind the noisy user's backlog in
+	// one line (about 136 / 4 seats × 25 ms ≈ 0.85 s), so with at most 4
+	// in flight each can send only about 4.7 of its 16 requests a second.
 	without := run(t, fifo(e2eSeats, http.HandlerFunc(work)))
 	logReport(t, "fifo", &without)
 	for _, u := range users[1:] {
-		if got := shareOfFair(&without, u.Name); got > 0.6 {
-			t.Errorf("without APF %s still got %.2f of its fair share; the control does not show the collapse", u.Name, got)
+		if got := shareOfDemand(&without, u.Name); got >= 0.5 {
+			t.Errorf("without APF %s still got %.2f of its offered requests served; the control does not show the collapse", u.Name, got)
 		}
 	}
 	for _, d := range c.Dump() {
@@ -210,25 +232,6 @@ func logReport(t *testing.T, name string, rep *loadtest.Report) {
 				name, u.Name, u.Sent, u.Served, u.Rejected, u.Errors)
 		}
 	}
-}
-
-// fairnessProblems checks the quiet users of an APF run: at least 0.95 of
-// the fair share of throughput, and a p99 wait within twice the
-// Little's-law estimate (c requests in flight at a fair share of s seats
-// wait about (c/s − 1) × work; the bound is 2 × c/s × work).
-func fairnessProblems(rep *loadtest.Report) []string {
-	var out []string
-	fairSeats := float64(e2eSeats) / float64(len(users))
-	for _, u := range users[1:] {
-		if got := shareOfFair(rep, u.Name); got < 0.95 {
-			out = append(out, fmt.Sprintf("with APF %s got %.2f of its fair share of throughput, want ≥ 0.95", u.Name, got))
-		}
-		bound := time.Duration(2 * float64(u.Concurrency) / fairSeats * float64(e2eWork))
-		if p99 := rep.User(u.Name).Percentile(99); p99 > bound {
-			out = append(out, fmt.Sprintf("with APF %s waited %v at p99, want ≤ %v", u.Name, p99, bound))
-		}
-	}
-	return out
 }
 
 type logWriter []byte

@@ -32,7 +32,7 @@ type level struct {
 	qcfg      fairqueue.Config
 	quiescing bool
 	removed   bool
-	timers    map[*Ticket]fairqueue.Timer
+	timers    map[*ticket]fairqueue.Timer
 }
 
 // hooks adapts a level to fairqueue.Observer: only the queue length after
@@ -44,7 +44,7 @@ type hooks struct {
 }
 
 func (h hooks) Enqueued(req fairqueue.RequestInfo, n int) {
-	if t, ok := req.Key.(*Ticket); ok {
+	if t, ok := req.Key.(*ticket); ok {
 		t.queued = true
 		h.lv.c.obs.Enqueued(t.event(0), n)
 	}
@@ -58,7 +58,7 @@ func newLevel(c *Controller, now time.Time, pl *flowschema.PriorityLevelConfigur
 	lv := &level{
 		c: c, name: pl.Name, uid: levelUID(pl), spec: *pl,
 		exempt: pl.Spec.Type == flowschema.PriorityLevelTypeExempt,
-		qs:     qs, qcfg: qcfg, timers: map[*Ticket]fairqueue.Timer{},
+		qs:     qs, qcfg: qcfg, timers: map[*ticket]fairqueue.Timer{},
 	}
 	if c.observe {
 		qs.SetObserver(hooks{lv: lv})
@@ -109,7 +109,7 @@ func (lv *level) reconfigure(now time.Time, cfg fairqueue.Config) error {
 }
 
 // release ends the final phase of t (its timer fired, or at Close).
-func (lv *level) release(t *Ticket) {
+func (lv *level) release(t *ticket) {
 	lv.mu.Lock()
 	if _, ok := lv.timers[t]; !ok {
 		lv.mu.Unlock()
@@ -118,6 +118,7 @@ func (lv *level) release(t *Ticket) {
 	delete(lv.timers, t)
 	lv.qs.Release(lv.c.clock.Now(), &t.r)
 	lv.c.obs.SeatsReleased(t.event(0))
+	lv.c.recycle(t)
 	reap := lv.quiescing && lv.qs.IsIdle()
 	lv.mu.Unlock()
 	if reap {

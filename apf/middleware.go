@@ -81,7 +81,7 @@ type ctxKey struct{}
 
 // admitted is what the middleware puts in an admitted request's context.
 type admitted struct {
-	t     *Ticket
+	t     Ticket
 	watch bool
 	once  sync.Once
 }
@@ -89,13 +89,14 @@ type admitted struct {
 func (a *admitted) finish() { a.once.Do(a.t.Finish) }
 
 // TicketFromContext returns the Ticket of the request the middleware
-// admitted with ctx, or nil. Handlers may read it (Classification, Wait)
-// but must not Finish it: the middleware does.
-func TicketFromContext(ctx context.Context) *Ticket {
+// admitted with ctx, and whether there is one. Handlers may read it
+// (Classification, Wait) until they return or, for a watch, until
+// SignalWatchInitialized, but must not Finish it: the middleware does.
+func TicketFromContext(ctx context.Context) (Ticket, bool) {
 	if a, ok := ctx.Value(ctxKey{}).(*admitted); ok {
-		return a.t
+		return a.t, true
 	}
-	return nil
+	return Ticket{}, false
 }
 
 // SignalWatchInitialized tells the middleware that the watch served with
@@ -153,7 +154,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	setUIDHeaders(w, &t.cl)
+	setUIDHeaders(w, &t.t.cl)
 	a := &admitted{t: t, watch: isWatch}
 	defer a.finish()
 	if isWatch {

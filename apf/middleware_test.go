@@ -1,6 +1,7 @@
 package apf
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -172,3 +173,38 @@ func TestDebugHandler(t *testing.T) {
 
 // collapse squeezes the tabwriter's padding to single spaces.
 func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// A client that goes away while its request waits leaves the queue at once.
+func TestHandlerClientDisconnectLeavesQueue(t *testing.T) {
+	c, _ := newTestController(t, 4) // work: 3 seats
+	for range 3 {
+		if _, err := c.Wait(t.Context(), tenant("busy"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, _ := c.Handler(http.NotFoundHandler(), HandlerOptions{User: RequestHeaderUser})
+	ctx, cancel := context.WithCancel(context.Background())
+	req := httptest.NewRequest("GET", "/api/v1/namespaces/a/pods/p", nil).WithContext(ctx)
+	req.Header.Set(HeaderRemoteUser, "gone")
+	req.Header.Add(HeaderRemoteGroup, "tenants")
+	done := make(chan int, 1)
+	go func() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		done <- rec.Code
+	}()
+	waitFor(t, func() bool { return c.Dump()[levelIndex(c, "work")].QueueSet.Waiting == 1 })
+	cancel()
+	select {
+	case code := <-done:
+		if code != http.StatusTooManyRequests {
+			t.Errorf("disconnected request answered %d, want 429", code)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("handler still waiting 5s after the client went away")
+	}
+	d := c.Dump()[levelIndex(c, "work")].QueueSet
+	if d.Waiting != 0 || d.Cancelled != 1 {
+		t.Errorf("after the disconnect: waiting %d, cancelled %d; want 0, 1", d.Waiting, d.Cancelled)
+	}
+}

@@ -119,7 +119,11 @@ func ParseRequestInfo(r *http.Request) (RequestInfo, error) {
 		} else {
 			ri.Verb = "list"
 		}
-		if vals := query["fieldSelector"]; len(vals) > 0 {
+		// Upstream decodes all list options here and, if that fails (a
+		// non-numeric limit or timeoutSeconds, or a malformed selector;
+		// only the numeric fields are checked here), reads only watch.
+		_, err := parseListOptions(query)
+		if vals := query["fieldSelector"]; len(vals) > 0 && err == nil {
 			if name, ok := exactFieldMatch(vals[0], "metadata.name"); ok && isPathSegmentName(name) {
 				ri.Name = name
 			}

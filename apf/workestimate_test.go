@@ -165,3 +165,26 @@ func TestWatchTracker(t *testing.T) {
 		t.Errorf("after forgetting all watches counts = %v, want empty", wt.counts)
 	}
 }
+
+// FuzzWorkEstimate: any request and query gives a valid estimate within
+// the configured bounds.
+func FuzzWorkEstimate(f *testing.F) {
+	f.Add("GET", "/api/v1/pods?limit=5&resourceVersion=0", int64(500), int64(1000), 20, uint64(10))
+	f.Add("PUT", "/apis/g/v1/namespaces/a/x/y", int64(0), int64(0), 99, uint64(0))
+	f.Fuzz(func(t *testing.T, method, target string, count, size int64, watches int, maxSeats uint64) {
+		req := httptest.NewRequest("GET", "/", nil)
+		req.Method = method
+		if u, err := req.URL.Parse(target); err == nil {
+			req.URL = u
+		}
+		ri, _ := ParseRequestInfo(req)
+		e, _ := NewWorkEstimator(WorkEstimatorConfig{}, fixedStats{s: ListStats{ObjectCount: count, AverageObjectSizeBytes: size}}, fixedWatches(watches))
+		we := e.Estimate(&ri, req.URL.Query(), maxSeats)
+		if err := we.Validate(); err != nil {
+			t.Fatalf("Estimate(%s %s) = %+v: %v", method, target, we, err)
+		}
+		if we.InitialSeats > 100 || we.FinalSeats > 10 {
+			t.Fatalf("Estimate(%s %s) = %+v exceeds the default maxima", method, target, we)
+		}
+	})
+}

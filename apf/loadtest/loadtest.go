@@ -1,6 +1,8 @@
 // Package loadtest drives an HTTP server with closed-loop users (each user
-// keeps a fixed number of requests in flight) and reports, per user, how
-// many requests were served and rejected and how long they waited. It is
+// keeps a fixed number of requests in flight) and paced users (each sends
+// at a fixed rate, with at most a fixed number in flight) and reports, per
+// user, how many requests were served and rejected and how long they
+// waited. It is
 // the load generator of examples/apiserver, of the apf end-to-end test and
 // of the tour. Loopback use is what it is built for; it sends the
 // Kubernetes request-header identity (X-Remote-User, X-Remote-Group).
@@ -11,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -28,8 +31,16 @@ const HeaderWait = "X-Fairslice-Wait-Seconds"
 type User struct {
 	Name   string
 	Groups []string
-	// Concurrency is the number of requests the user keeps in flight.
+	// Concurrency is the number of requests the user keeps in flight, or
+	// with a Rate the most it has in flight.
 	Concurrency int
+	// Rate, if positive, paces the user: its k-th request is due at
+	// k/Rate seconds after the start (plus a phase that spreads paced
+	// users over one interval), and is sent then, or as soon as one of
+	// its Concurrency requests in flight returns if it is late. Requests
+	// not sent by the end of the run are not sent. Zero: a closed loop
+	// without pause.
+	Rate float64
 }
 
 // Config describes a run.
@@ -65,6 +76,10 @@ type UserResult struct {
 	Sent, Served, Rejected, Errors int
 	// Windowed counts the requests served within the run's Duration.
 	Windowed int
+	// Offered is, for a paced user, the number of its requests due within
+	// the run's Duration (Served/Offered is the share of its demand it
+	// got); 0 for a closed-loop user.
+	Offered int
 	// Waits of the served requests, sorted.
 	Waits []time.Duration
 }
@@ -111,10 +126,14 @@ func (r *Report) User(name string) *UserResult {
 // and wait percentiles.
 func (r *Report) Write(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "user\tsent\tserved\t429s\terrors\tserved/s\twait p50\twait p90\twait p99\t")
+	fmt.Fprintln(tw, "user\toffered\tsent\tserved\t429s\terrors\tserved/s\twait p50\twait p90\twait p99\t")
 	for i := range r.Users {
 		u := &r.Users[i]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1f\t%v\t%v\t%v\t\n", u.Name, u.Sent, u.Served, u.Rejected, u.Errors,
+		offered := "-"
+		if u.Offered > 0 {
+			offered = strconv.Itoa(u.Offered)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.1f\t%v\t%v\t%v\t\n", u.Name, offered, u.Sent, u.Served, u.Rejected, u.Errors,
 			float64(u.Windowed)/r.Window.Seconds(), round(u.Percentile(50)), round(u.Percentile(90)), round(u.Percentile(99)))
 	}
 	return tw.Flush()
@@ -142,6 +161,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		if u.Concurrency <= 0 {
 			return Report{}, fmt.Errorf("loadtest: user %q: Concurrency=%d must be positive", u.Name, u.Concurrency)
 		}
+		if u.Rate < 0 || math.IsNaN(u.Rate) || math.IsInf(u.Rate, 0) {
+			return Report{}, fmt.Errorf("loadtest: user %q: Rate=%v must be a finite number ≥ 0", u.Name, u.Rate)
+		}
 		inflight += u.Concurrency
 	}
 	client := cfg.Client
@@ -149,9 +171,10 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: inflight, MaxConnsPerHost: inflight}}
 		defer client.CloseIdleConnections()
 	}
-	ctx, cancel := context.WithTimeout(ctx, cfg.Duration)
+	start := time.Now()
+	end := start.Add(cfg.Duration)
+	ctx, cancel := context.WithDeadline(ctx, end)
 	defer cancel()
-	end := time.Now().Add(cfg.Duration)
 	var sent sync.Mutex
 	nsent := 0
 	take := func() bool {
@@ -163,18 +186,45 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		nsent++
 		return true
 	}
-	start := time.Now()
 	rep := Report{Users: make([]UserResult, len(cfg.Users)), Window: cfg.Duration}
 	var wg sync.WaitGroup
+	paced := 0
+	for _, u := range cfg.Users {
+		if u.Rate > 0 {
+			paced++
+		}
+	}
+	ipaced := 0
 	for i, u := range cfg.Users {
 		res := &rep.Users[i]
 		res.Name = u.Name
 		var mu sync.Mutex
+		// due returns when the user's next request is due, false when it
+		// is not due within the run (always true, at once, unpaced).
+		due := func() (time.Time, bool) { return start, true }
+		if u.Rate > 0 {
+			interval := time.Duration(float64(time.Second) / u.Rate)
+			phase := interval * time.Duration(ipaced) / time.Duration(paced)
+			ipaced++
+			res.Offered = int((cfg.Duration - phase + interval - 1) / interval)
+			next := 0
+			due = func() (time.Time, bool) {
+				mu.Lock()
+				k := next
+				next++
+				mu.Unlock()
+				return start.Add(phase + time.Duration(k)*interval), k < res.Offered
+			}
+		}
 		for range u.Concurrency {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for ctx.Err() == nil && take() {
+				for ctx.Err() == nil {
+					at, ok := due()
+					if !ok || !sleepUntil(ctx, at) || !take() {
+						return
+					}
 					code, wait, err := do(client, cfg, &u)
 					inWindow := time.Now().Before(end)
 					mu.Lock()
@@ -204,6 +254,22 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		slices.Sort(rep.Users[i].Waits)
 	}
 	return rep, nil
+}
+
+// sleepUntil waits until t, false if ctx ends first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // do sends one request. It does not use the run's context, so that a

@@ -18,10 +18,13 @@
 // Drive it (a noisy user and several quiet ones, all in group
 // system:authenticated, so global-default with the defaults):
 //
-//	go run ./examples/apiserver --load http://127.0.0.1:8080 [--duration 10s] [--noisy 64] [--quiet 4] [--quiet-concurrency 4]
+//	go run ./examples/apiserver --load http://127.0.0.1:8080 [--duration 10s] [--noisy 64] [--quiet 4] [--quiet-concurrency 4] [--quiet-rate 0]
 //
-// It prints per user the requests sent, served and answered 429, the
-// served rate and the wait percentiles the server reports.
+// With --quiet-rate R each quiet user is paced at R requests a second
+// (at most --quiet-concurrency in flight) instead of keeping its requests
+// in flight back to back. It prints per user the requests offered (paced
+// users), sent, served and answered 429, the served rate and the wait
+// percentiles the server reports.
 package main
 
 import (
@@ -50,12 +53,13 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "load: how long to drive the server")
 	noisy := flag.Int("noisy", 64, "load: requests the noisy user keeps in flight")
 	quiet := flag.Int("quiet", 4, "load: number of quiet users")
-	quietConc := flag.Int("quiet-concurrency", 4, "load: requests each quiet user keeps in flight")
+	quietConc := flag.Int("quiet-concurrency", 4, "load: requests each quiet user keeps in flight (with --quiet-rate, at most)")
+	quietRate := flag.Float64("quiet-rate", 0, "load: requests per second each quiet user sends; 0: back to back")
 	path := flag.String("path", "/api/v1/namespaces/default/pods", "load: path to request")
 	flag.Parse()
 
 	if *load != "" {
-		if err := drive(*load, *path, *duration, *work, *noisy, *quiet, *quietConc); err != nil {
+		if err := drive(*load, *path, *duration, *work, *noisy, *quiet, *quietConc, *quietRate); err != nil {
 			log.Fatal(err)
 		}
 		return
@@ -85,7 +89,7 @@ func serve(listen string, serverCL int, configFile string, work time.Duration) e
 	defer c.Close()
 
 	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if t := apf.TicketFromContext(r.Context()); t != nil {
+		if t, ok := apf.TicketFromContext(r.Context()); ok {
 			w.Header().Set(loadtest.HeaderWait, strconv.FormatFloat(t.Wait().Seconds(), 'f', -1, 64))
 		}
 		select {
@@ -125,10 +129,10 @@ func serve(listen string, serverCL int, configFile string, work time.Duration) e
 	return nil
 }
 
-func drive(url, path string, duration, work time.Duration, noisy, quiet, quietConc int) error {
+func drive(url, path string, duration, work time.Duration, noisy, quiet, quietConc int, quietRate float64) error {
 	users := []loadtest.User{{Name: "noisy", Groups: []string{"system:authenticated"}, Concurrency: noisy}}
 	for i := 1; i <= quiet; i++ {
-		users = append(users, loadtest.User{Name: fmt.Sprintf("quiet-%d", i), Groups: []string{"system:authenticated"}, Concurrency: quietConc})
+		users = append(users, loadtest.User{Name: fmt.Sprintf("quiet-%d", i), Groups: []string{"system:authenticated"}, Concurrency: quietConc, Rate: quietRate})
 	}
 	rep, err := loadtest.Run(context.Background(), loadtest.Config{URL: url, Path: path, Users: users, Duration: duration, Work: work})
 	if err != nil {

@@ -74,7 +74,7 @@ func TestMetrics(t *testing.T) {
 	}
 	defer c.Close()
 	ctx := context.Background()
-	var running []*apf.Ticket
+	var running []apf.Ticket
 	for range 3 {
 		tk, err := c.Wait(ctx, req("a"), nil)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/fairslice/fairslice/flowschema"
 )
@@ -20,6 +21,7 @@ var (
 	diffScenarios = flag.Int("apfdiff.scenarios", 12, "number of random scenarios in TestDifferential")
 	diffSteps     = flag.Int("apfdiff.steps", 60, "events per scenario")
 	diffSave      = flag.String("apfdiff.save", "", "directory to write mismatching scenarios into")
+	diffReplay    = flag.String("apfdiff.replay", "", "replay this saved scenario file (from -apfdiff.save) instead of random ones")
 )
 
 // scenario is a configuration, a server concurrency limit and a sequence
@@ -177,6 +179,16 @@ func run(t *testing.T, s *scenario) string {
 // endpoints (rows sorted): queue of every waiting request, per-queue
 // counts and virtual times, per-level totals.
 func TestDifferential(t *testing.T) {
+	if *diffReplay != "" {
+		s, err := loadScenario(*diffReplay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg := run(t, s); msg != "" {
+			t.Fatalf("%s (seed %d, server %d seats) mismatch:\n%s", *diffReplay, s.Seed, s.ServerCL, msg)
+		}
+		return
+	}
 	seed := *diffSeed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
@@ -199,6 +211,48 @@ func TestDifferential(t *testing.T) {
 	}
 }
 
+// loadScenario reads a scenario saved by save.
+func loadScenario(path string) (*scenario, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s scenario
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if s.Config == nil || s.ServerCL <= 0 {
+		return nil, fmt.Errorf("%s: not a saved scenario (no config or server concurrency)", path)
+	}
+	return &s, nil
+}
+
+// A saved scenario loads back as it was and replays without a mismatch:
+// what -apfdiff.replay runs.
+func TestScenarioFileReplay(t *testing.T) {
+	dir := t.TempDir()
+	old := *diffSave
+	*diffSave = dir
+	defer func() { *diffSave = old }()
+	s := randomScenario(7, 40)
+	if where := save(t, s); where == "" {
+		t.Fatal("scenario not saved")
+	}
+	got, err := loadScenario(filepath.Join(dir, "apf-mismatch-7.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(s, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Fatalf("loaded scenario differs (-saved +loaded):\n%s", diff)
+	}
+	if msg := run(t, got); msg != "" {
+		t.Errorf("replayed scenario mismatch: %s", msg)
+	}
+	if _, err := loadScenario(filepath.Join(dir, "missing.json")); err == nil {
+		t.Error("loadScenario(missing file) = nil error")
+	}
+}
+
 func save(t *testing.T, s *scenario) string {
 	if *diffSave == "" {
 		return ""
@@ -209,5 +263,5 @@ func save(t *testing.T, s *scenario) string {
 		t.Logf("could not save %s", p)
 		return ""
 	}
-	return " (saved as " + p + ")"
+	return " (saved as " + p + "; replay with -apfdiff.replay=" + p + ")"
 }

@@ -1,0 +1,129 @@
+package apf
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// Two queuing levels share 20 seats; "work" lends half of its seats and
+// "other" half of its. When only work has demand, the adjustment lends it
+// other's lendable seats.
+const borrowYAML = testConfigYAML + `
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: {name: other}
+spec:
+  type: Limited
+  limited:
+    nominalConcurrencyShares: 10
+    lendablePercent: 50
+    limitResponse:
+      type: Queue
+      queuing: {queues: 4, handSize: 2, queueLengthLimit: 50}
+`
+
+func TestAdjustBorrowing(t *testing.T) {
+	clk := newFakeClock()
+	c, err := New(mustDecode(t, borrowYAML), Options{ServerConcurrencyLimit: 25, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Shares: catch-all 5, work 10, other 10 → nominal 5, 10, 10.
+	if n := levelLimits(c, "work").Nominal; n != 10 {
+		t.Fatalf("nominal of work = %d, want 10", n)
+	}
+	before := levelLimits(c, "work").Current
+	// Keep work's 8 queue slots full (hand 2 × limit 2 waiting + 10 executing)
+	// for a whole period.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var admitted []Ticket
+	for i := range 10 {
+		tk, err := c.Wait(ctx, tenant(string(rune('a'+i))), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		admitted = append(admitted, tk)
+	}
+	done := make(chan Ticket, 8)
+	for i := range 8 {
+		go func() {
+			tk, _ := c.Wait(ctx, tenant(string(rune('k'+i))), nil)
+			done <- tk
+		}()
+	}
+	// Each of the 18 executes, waits or is rejected with queue-full.
+	waitFor(t, func() bool {
+		d := c.Dump()[levelIndex(c, "work")].QueueSet
+		if d.Executing+d.Waiting+d.Rejected > 18 {
+			t.Fatalf("work: %+v", d)
+		}
+		return d.Executing+d.Waiting+d.Rejected == 18
+	})
+	d := c.Dump()[levelIndex(c, "work")].QueueSet
+	demand := float64(d.Executing + d.Waiting)
+	if d.Waiting < 4 {
+		t.Fatalf("only %d requests wait (%d executing)", d.Waiting, d.Executing)
+	}
+	clk.Step(BorrowingAdjustmentPeriod)
+	c.AdjustBorrowing(clk.Now())
+	after := levelLimits(c, "work")
+	other := levelLimits(c, "other")
+	if after.Current <= before || after.Current <= after.Nominal {
+		t.Errorf("work's limit after a period of demand: %d (was %d, nominal %d); want it to borrow", after.Current, before, after.Nominal)
+	}
+	if other.Current >= other.Nominal || other.Current < other.Lower {
+		t.Errorf("other's limit with no demand: %d, want between its lower bound %d and its nominal %d", other.Current, other.Lower, other.Nominal)
+	}
+	if after.DemandHighWatermark != demand || after.DemandAverage != demand {
+		t.Errorf("work's demand: high watermark %v, average %v; want %v", after.DemandHighWatermark, after.DemandAverage, demand)
+	}
+	// The raised limit dispatches waiting requests at once.
+	if got := c.Dump()[levelIndex(c, "work")].QueueSet.Executing; got != min(int(demand), after.Current) {
+		t.Errorf("executing after the raise = %d, want %d", got, min(int(demand), after.Current))
+	}
+	for _, tk := range admitted {
+		tk.Finish()
+	}
+	for range 8 {
+		select {
+		case tk := <-done:
+			if tk != (Ticket{}) {
+				tk.Finish()
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("waiters did not return")
+		}
+	}
+}
+
+type limitCounter struct {
+	NopObserver
+	n atomic.Int64
+}
+
+func (o *limitCounter) LevelLimits(string, Limits) { o.n.Add(1) }
+
+func TestAdjustTicker(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	obs := &limitCounter{}
+	c, err := New(nil, Options{ServerConcurrencyLimit: 100, AdjustPeriod: time.Millisecond, Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := obs.n.Load() // the configuration's own adjustment
+	waitFor(t, func() bool { return obs.n.Load() >= start+3*8 })
+	c.Close()
+	n := obs.n.Load()
+	time.Sleep(10 * time.Millisecond)
+	if obs.n.Load() != n {
+		t.Errorf("adjustments continued after Close")
+	}
+	c.AdjustBorrowing(time.Now()) // no-op after Close
+}

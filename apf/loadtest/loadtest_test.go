@@ -1,0 +1,72 @@
+package loadtest
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestPercentile(t *testing.T) {
+	u := UserResult{}
+	if got := u.Percentile(99); got != 0 {
+		t.Errorf("Percentile of no waits = %v, want 0", got)
+	}
+	for i := 1; i <= 100; i++ {
+		u.Waits = append(u.Waits, time.Duration(i)*time.Millisecond)
+	}
+	for _, c := range []struct {
+		p    float64
+		want time.Duration
+	}{{50, 50 * time.Millisecond}, {99, 99 * time.Millisecond}, {100, 100 * time.Millisecond}, {0.1, time.Millisecond}} {
+		if got := u.Percentile(c.p); got != c.want {
+			t.Errorf("Percentile(%v) = %v, want %v", c.p, got, c.want)
+		}
+	}
+}
+
+func TestRunValidation(t *testing.T) {
+	if _, err := Run(t.Context(), Config{}); err == nil {
+		t.Error("Run(empty config) = nil error")
+	}
+	if _, err := Run(t.Context(), Config{URL: "http://x", Duration: time.Second, Users: []User{{Name: "a"}}}); err == nil {
+		t.Error("Run(user without concurrency) = nil error")
+	}
+	if _, err := Run(t.Context(), Config{URL: "http://x", Duration: time.Second, Users: []User{{Name: "a", Concurrency: 1, Rate: -1}}}); err == nil {
+		t.Error("Run(negative rate) = nil error")
+	}
+}
+
+// A paced user sends its offered requests on schedule, and no more.
+func TestRunPaced(t *testing.T) {
+	var mu sync.Mutex
+	var times []time.Time
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		times = append(times, time.Now())
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	rep, err := Run(t.Context(), Config{URL: srv.URL, Duration: 300 * time.Millisecond,
+		Users: []User{{Name: "p", Concurrency: 2, Rate: 50}, {Name: "q", Concurrency: 1, Rate: 50}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, q := rep.User("p"), rep.User("q")
+	// p's requests are due at 0, 20, ..., 280 ms; q's half an interval later.
+	if p.Offered != 15 || q.Offered != 15 {
+		t.Errorf("Offered = %d, %d; want 15, 15", p.Offered, q.Offered)
+	}
+	if p.Sent != p.Offered || p.Served != p.Offered || q.Served != q.Offered {
+		t.Errorf("p sent %d served %d, q served %d; want every offered request served", p.Sent, p.Served, q.Served)
+	}
+	if len(times) != 30 {
+		t.Fatalf("server saw %d requests, want 30", len(times))
+	}
+	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+	if span := times[len(times)-1].Sub(times[0]); span < 250*time.Millisecond {
+		t.Errorf("requests spread over %v, want about 290 ms (paced, not sent at once)", span)
+	}
+}
