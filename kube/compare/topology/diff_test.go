@@ -251,12 +251,7 @@ func TestDifferentialReplay(t *testing.T) {
 	if pattern == "" {
 		pattern = "testdata/addhints-*.json"
 	}
-	files, _ := filepath.Glob(pattern)
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	forEachSaved(t, pattern, func(f string, b []byte) {
 		var c addHintsCase
 		if err := json.Unmarshal(b, &c); err != nil {
 			t.Fatalf("%s: %v", f, err)
@@ -264,5 +259,22 @@ func TestDifferentialReplay(t *testing.T) {
 		if v, diff := compareCase(&c); v == differ {
 			t.Errorf("%s: upstream and fairslice differ (-upstream +fairslice):\n%s", f, diff)
 		}
+	})
+}
+
+// forEachSaved calls fn with the name and contents of every file matching
+// pattern (saved cases to replay).
+func forEachSaved(t *testing.T, pattern string, fn func(file string, data []byte)) {
+	t.Helper()
+	files, err := filepath.Glob(pattern)
+	if err != nil {
+		t.Fatalf("bad replay pattern %q: %v", pattern, err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(f, b)
 	}
 }
