@@ -85,8 +85,7 @@ func runRoute(args []string, stdout, stderr io.Writer) int {
 	policy := topology.TrafficPolicy{
 		InternalLocal: svc.Spec.InternalTrafficPolicy != nil && *svc.Spec.InternalTrafficPolicy == corev1.ServiceInternalTrafficPolicyLocal,
 		ExternalLocal: svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal,
-		External: svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer ||
-			len(svc.Spec.ExternalIPs) > 0,
+		External:      externallyAccessible(svc),
 	}
 	zone := n.Labels[corev1.LabelTopologyZone]
 	sel := topology.SelectEndpoints(eps, policy, n.Name, zone)
@@ -114,6 +113,28 @@ func runRoute(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "local   %s\n", describeEndpoint(&eps[i]))
 	}
 	return exitOK
+}
+
+// externallyAccessible reports whether kube-proxy would apply the Service's
+// externalTrafficPolicy: a port with a node port, an external IP, or a
+// load-balancer ingress IP in VIP mode (the default when no mode is set).
+// Unlike kube-proxy it does not look at address families: an IPv6-only
+// external IP counts for an IPv4 proxy too.
+func externallyAccessible(svc *corev1.Service) bool {
+	if len(svc.Spec.ExternalIPs) > 0 {
+		return true
+	}
+	for _, p := range svc.Spec.Ports {
+		if p.NodePort != 0 {
+			return true
+		}
+	}
+	for _, ing := range svc.Status.LoadBalancer.Ingress {
+		if ing.IP != "" && (ing.IPMode == nil || *ing.IPMode == corev1.LoadBalancerIPModeVIP) {
+			return true
+		}
+	}
+	return false
 }
 
 func orDash(s string) string {
