@@ -111,3 +111,50 @@ func TestClassifyManyGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifyAlmostWildcardRules covers the index's shortcut for rules
+// that match every request of a kind: each rule here is a wildcard rule
+// but for one detail, so the shortcut must not take it, and the request
+// falls through to global-default (or matches, where the detail allows).
+func TestClassifyAlmostWildcardRules(t *testing.T) {
+	every := allResources()
+	noCluster := every
+	noCluster.ClusterScope = false
+	literalNS := every
+	literalNS.Namespaces = []string{NamespaceEvery, "x"}
+	literalVerb := every
+	literalVerb.Verbs = []string{VerbAll, "get"}
+	getOnly := NonResourcePolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{NonResourceAll}}
+	colonSA := Subject{Kind: SubjectKindServiceAccount, ServiceAccount: &ServiceAccountSubject{Namespace: "a:b", Name: NameAll}}
+	rules := map[string]PolicyRulesWithSubjects{
+		"no-cluster":   {Subjects: []Subject{user("u")}, ResourceRules: []ResourcePolicyRule{noCluster}},
+		"literal-ns":   {Subjects: []Subject{user("u")}, ResourceRules: []ResourcePolicyRule{literalNS}},
+		"literal-verb": {Subjects: []Subject{user("u")}, ResourceRules: []ResourcePolicyRule{literalVerb}},
+		"get-only":     {Subjects: []Subject{user("u")}, NonResourceRules: []NonResourcePolicyRule{getOnly}},
+		"colon-sa":     {Subjects: []Subject{colonSA}, ResourceRules: []ResourcePolicyRule{every}, NonResourceRules: []NonResourcePolicyRule{allNonResources()}},
+	}
+	reqs := []Request{
+		{User: "u", Groups: authenticated, Verb: "list", Resource: "nodes", ResourceRequest: true},
+		{User: "u", Groups: authenticated, Verb: "list", Resource: "pods", Namespace: "ns1", ResourceRequest: true},
+		{User: "u", Groups: authenticated, Verb: "get", Resource: "pods", Namespace: "x", ResourceRequest: true},
+		{User: "u", Groups: authenticated, Verb: "post", Path: "/x"},
+		{User: "u", Groups: authenticated, Verb: "get", Path: "/x"},
+		{User: "system:serviceaccount:a:b:c", Groups: authenticated, Verb: "get", Path: "/x"},
+		{User: "system:serviceaccount:a:c", Groups: authenticated, Verb: "get", Path: "/x"},
+	}
+	for name, rule := range rules {
+		cfg := DefaultConfig()
+		cfg.FlowSchemas = append(cfg.FlowSchemas, newFS(name, "workload-low", 100, DistinguisherByUser, rule))
+		c, err := Compile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, req := range reqs {
+			d := c.Classify(&req)
+			schema, ruleIdx := referenceClassify(c, &req)
+			if d.SchemaIndex != schema || d.Rule != ruleIdx {
+				t.Errorf("%s: Classify(%+v) = schema %d rule %d, reference says %d, %d", name, req, d.SchemaIndex, d.Rule, schema, ruleIdx)
+			}
+		}
+	}
+}

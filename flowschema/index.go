@@ -2,6 +2,7 @@ package flowschema
 
 import (
 	"math/bits"
+	"slices"
 	"strings"
 	"unsafe"
 )
@@ -38,6 +39,14 @@ type index struct {
 
 	nonResVerbs    keySet
 	nonResVerbsAny int32
+
+	// Per request kind (resource, non-resource): some holds the rules
+	// with a rule of that kind, the only ones that can match; sure holds
+	// those that match every request of that kind once a subject matches
+	// (an all-wildcard rule and a subject the index decides exactly), so
+	// a candidate in sure needs no verification.
+	resSome, resSure       int32
+	nonResSome, nonResSure int32
 }
 
 // keySet maps attribute values to set numbers (0 when absent). It is an
@@ -52,8 +61,17 @@ type keySet struct {
 	// lengths has bit len%64 set for every key: a value whose bit is clear
 	// is absent without hashing it.
 	lengths uint64
-	keys    []string
-	sets    []int32
+	slots   []keySlot
+}
+
+// keySlot is an entry of a keySet table: the key, its length and the two
+// words its hash reads, which decide equality alone for keys of up to 16
+// bytes, and its set (0 for an empty slot).
+type keySlot struct {
+	a, b uint64
+	n    int32
+	set  int32
+	key  string
 }
 
 // maxSubjectSets bounds the subject sets a request unions (any, user,
@@ -77,24 +95,25 @@ func (k *keySet) freeze() {
 		size *= 2
 	}
 	k.mask = uint64(size - 1)
-	k.keys, k.sets = make([]string, size), make([]int32, size)
+	k.slots = make([]keySlot, size)
 	for key, set := range k.m {
 		k.lengths |= 1 << (len(key) % 64)
+		a, b := hashWords(key)
 		i, probes := keyHash(key)&k.mask, 1
-		for k.sets[i] != 0 {
+		for k.slots[i].set != 0 {
 			i, probes = (i+1)&k.mask, probes+1
 		}
 		if probes > maxProbe {
-			k.useMap, k.keys, k.sets = true, nil, nil
+			k.useMap, k.slots = true, nil
 			return
 		}
-		k.keys[i], k.sets[i] = key, set
+		k.slots[i] = keySlot{a: a, b: b, n: int32(len(key)), set: set, key: key}
 	}
 	k.m = nil
 }
 
 func (k *keySet) get(s string) int32 {
-	if k.sets == nil {
+	if k.slots == nil {
 		if k.useMap {
 			return k.m[s]
 		}
@@ -115,10 +134,16 @@ func (k *keySet) get(s string) int32 {
 		a = uint64(s[0])<<16 | uint64(s[n/2])<<8 | uint64(s[n-1])
 	}
 	h := (a ^ (b<<29 | b>>35) ^ uint64(n)<<56) * 0x9e3779b97f4a7c15
+	slots := k.slots
 	for i := (h ^ h>>29) & k.mask; ; i = (i + 1) & k.mask {
-		set := k.sets[i]
-		if set == 0 || len(k.keys[i]) == n && k.keys[i] == s {
-			return set
+		sl := &slots[i]
+		if sl.set == 0 {
+			return 0
+		}
+		// a, b and the length cover every byte of a key of up to 16
+		// bytes; longer keys compare the rest.
+		if sl.a == a && sl.b == b && int(sl.n) == n && (n <= 16 || sl.key == s) {
+			return sl.set
 		}
 	}
 }
@@ -187,7 +212,20 @@ func buildIndex(rules []compiledRule) index {
 	b.newSet() // the empty set
 	ix.subjectsAny, ix.resVerbsAny, ix.resResourcesAny, ix.resGroupsAny, ix.nonResVerbsAny =
 		b.newSet(), b.newSet(), b.newSet(), b.newSet(), b.newSet()
+	ix.resSome, ix.resSure, ix.nonResSome, ix.nonResSure = b.newSet(), b.newSet(), b.newSet(), b.newSet()
 	for r, cr := range rules {
+		if len(cr.rule.ResourceRules) > 0 {
+			b.set(ix.resSome, r)
+		}
+		if len(cr.rule.NonResourceRules) > 0 {
+			b.set(ix.nonResSome, r)
+		}
+		if cr.subjectExact && slices.ContainsFunc(cr.rule.ResourceRules, matchesEveryResource) {
+			b.set(ix.resSure, r)
+		}
+		if cr.subjectExact && slices.ContainsFunc(cr.rule.NonResourceRules, matchesEveryNonResource) {
+			b.set(ix.nonResSure, r)
+		}
 		for _, s := range cr.rule.Subjects {
 			switch s.Kind {
 			case SubjectKindUser:
@@ -249,6 +287,21 @@ func buildIndex(rules []compiledRule) index {
 	return ix
 }
 
+// matchesEveryResource reports whether rr matches every resource request:
+// wildcard verbs, API groups and resources, every namespace, and cluster
+// scope too.
+func matchesEveryResource(rr ResourcePolicyRule) bool {
+	sole := func(list []string, wildcard string) bool { return len(list) == 1 && list[0] == wildcard }
+	return rr.ClusterScope && sole(rr.Verbs, VerbAll) && sole(rr.APIGroups, APIGroupAll) &&
+		sole(rr.Resources, ResourceAll) && sole(rr.Namespaces, NamespaceEvery)
+}
+
+// matchesEveryNonResource reports whether nr matches every non-resource
+// request: wildcard verbs and a "*" URL.
+func matchesEveryNonResource(nr NonResourcePolicyRule) bool {
+	return len(nr.Verbs) == 1 && nr.Verbs[0] == VerbAll && slices.Contains(nr.NonResourceURLs, NonResourceAll)
+}
+
 // resourceKeyBuffer bounds the resource/subresource keys looked up without
 // allocating.
 const resourceKeyBuffer = 128
@@ -289,6 +342,10 @@ func (ix *index) first(rules []compiledRule, req *Request) int {
 	nf := -1
 	w := ix.words
 	flat := ix.flat
+	some, sure := ix.nonResSome, ix.nonResSure
+	if req.ResourceRequest {
+		some, sure = ix.resSome, ix.resSure
+	}
 	if w == 1 {
 		// Up to 64 rules (the default configuration has 11): one word, no
 		// summary.
@@ -296,14 +353,17 @@ func (ix *index) first(rules []compiledRule, req *Request) int {
 		for _, k := range subj[:n] {
 			cand |= flat[k]
 		}
+		cand &= flat[some]
 		if bits.OnesCount64(cand) > lazyFilterCandidates {
 			nf = ix.filters(req, &filt)
 			for i := 0; i < nf; i += 2 {
 				cand &= flat[filt[i]] | flat[filt[i+1]]
 			}
 		}
+		sureBits := flat[sure]
 		for ; cand != 0; cand &= cand - 1 {
-			if r := bits.TrailingZeros64(cand); verify(req, &rules[r], nf >= 0) {
+			r := bits.TrailingZeros64(cand)
+			if sureBits&(1<<r) != 0 || verify(req, &rules[r], nf >= 0) {
 				return r
 			}
 		}
@@ -321,15 +381,18 @@ func (ix *index) first(rules []compiledRule, req *Request) int {
 			for _, k := range subj[:n] {
 				cand |= flat[int(k)*w+word]
 			}
+			cand &= flat[int(some)*w+word]
 			if nf < 0 && bits.OnesCount64(cand) > lazyFilterCandidates {
 				nf = ix.filters(req, &filt)
 			}
 			for i := 0; i < nf && cand != 0; i += 2 {
 				cand &= flat[int(filt[i])*w+word] | flat[int(filt[i+1])*w+word]
 			}
+			sureBits := flat[int(sure)*w+word]
 			for cand != 0 {
-				r := word*64 + bits.TrailingZeros64(cand)
-				if verify(req, &rules[r], nf >= 0) {
+				bit := bits.TrailingZeros64(cand)
+				r := word*64 + bit
+				if sureBits&(1<<bit) != 0 || verify(req, &rules[r], nf >= 0) {
 					return r
 				}
 				cand &= cand - 1
