@@ -85,29 +85,39 @@ func TestClassifyAllocs(t *testing.T) {
 }
 
 // TestClassifyManyGroups covers requests whose groups occur in more
-// subject sets than the index unions (maxSubjectSets); they take the
-// linear scan and must agree with the reference.
+// subject sets than the index unions (maxSubjectSets): with more than 64
+// rules they take the linear scan, with fewer the one-word path, which has
+// no bound; both must agree with the reference.
 func TestClassifyManyGroups(t *testing.T) {
-	cfg := DefaultConfig()
-	var groups []string
-	for i := range 2 * maxSubjectSets {
-		g := fmt.Sprintf("g%d", i)
-		groups = append(groups, g)
-		cfg.FlowSchemas = append(cfg.FlowSchemas, newFS("fs-"+g, "global-default", int32(1000+i), DistinguisherByUser, PolicyRulesWithSubjects{
-			Subjects:         []Subject{group(g)},
-			NonResourceRules: []NonResourcePolicyRule{{Verbs: []string{"get"}, NonResourceURLs: []string{fmt.Sprintf("/p%d", i)}}},
-		}))
-	}
-	c, err := Compile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, path := range []string{"/p0", "/p20", "/p31", "/nowhere"} {
-		req := Request{User: "u", Groups: append(slices.Clone(groups), GroupAuthenticated), Verb: "get", Path: path}
-		d := c.Classify(&req)
-		s, r := referenceClassify(c, &req)
-		if d.SchemaIndex != s || d.Rule != r {
-			t.Errorf("Classify(%s) = %s rules[%d], reference %s rules[%d]", path, d.FlowSchema, d.Rule, c.schemas[s].Name, r)
+	for _, padding := range []int{0, 64} {
+		cfg := DefaultConfig()
+		var groups []string
+		for i := range 2 * maxSubjectSets {
+			g := fmt.Sprintf("g%d", i)
+			groups = append(groups, g)
+			cfg.FlowSchemas = append(cfg.FlowSchemas, newFS("fs-"+g, "global-default", int32(1000+i), DistinguisherByUser, PolicyRulesWithSubjects{
+				Subjects:         []Subject{group(g)},
+				NonResourceRules: []NonResourcePolicyRule{{Verbs: []string{"get"}, NonResourceURLs: []string{fmt.Sprintf("/p%d", i)}}},
+			}))
+		}
+		for i := range padding {
+			cfg.FlowSchemas = append(cfg.FlowSchemas, newFS(fmt.Sprintf("pad-%d", i), "global-default", 2000, DistinguisherByUser,
+				PolicyRulesWithSubjects{Subjects: []Subject{user(fmt.Sprintf("pad-%d", i))}, NonResourceRules: []NonResourcePolicyRule{allNonResources()}}))
+		}
+		c, err := Compile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := c.idx.words > 1, padding > 0; got != want {
+			t.Fatalf("padding %d: %d index words", padding, c.idx.words)
+		}
+		for _, path := range []string{"/p0", "/p20", "/p31", "/nowhere"} {
+			req := Request{User: "u", Groups: append(slices.Clone(groups), GroupAuthenticated), Verb: "get", Path: path}
+			d := c.Classify(&req)
+			s, r := referenceClassify(c, &req)
+			if d.SchemaIndex != s || d.Rule != r {
+				t.Errorf("padding %d: Classify(%s) = %s rules[%d], reference %s rules[%d]", padding, path, d.FlowSchema, d.Rule, c.schemas[s].Name, r)
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package flowschema
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"sync/atomic"
 	"unsafe"
 
@@ -55,44 +56,57 @@ func load4(s string, i int) uint64 {
 
 // packWords stores s, at most 8*hashSlotWords bytes, in w as
 // little-endian words, the last one zero-padded, and returns how many
-// words it used: (len(s)+7)/8.
-func packWords(s string, w *[hashSlotWords]uint64) int {
+// words it used, (len(s)+7)/8, and the slot of the pair (schema, s): a
+// hash of every byte, one multiplication per word.
+func packWords(schema int, s string, w *[hashSlotWords]uint64) (nw int, slot uint64) {
 	n := len(s)
-	nw := (n + 7) / 8
+	nw = (n + 7) / 8
+	h := uint64(schema)<<32 ^ uint64(n)
 	for i := 0; i < nw-1; i++ {
-		w[i] = load8(s, 8*i)
+		x := load8(s, 8*i)
+		w[i] = x
+		h = (h ^ x) * 0x9e3779b97f4a7c15
 	}
-	if nw > 0 {
-		w[nw-1] = lastWord(s, nw)
-	}
-	return nw
-}
-
-// lastWord returns the last of the nw words of s, zero-padded, with at
-// most two loads.
-func lastWord(s string, nw int) uint64 {
-	n := len(s)
+	// The last word: at most two loads.
+	var x uint64
 	switch {
 	case n >= 8:
 		// The last 8 bytes, shifted so that the wanted ones are the low
 		// ones.
-		return load8(s, n-8) >> (8 * (8*nw - n))
+		x = load8(s, n-8) >> (8 * (8*nw - n))
 	case n >= 4:
 		// Two overlapping 4-byte loads; overlapping bytes are equal.
-		return load4(s, 0) | load4(s, n-4)<<(8*(n-4))
+		x = load4(s, 0) | load4(s, n-4)<<(8*(n-4))
+	case n > 0:
+		// First, middle and last cover 1 to 3 bytes.
+		x = uint64(s[0]) | uint64(s[n/2])<<(8*(n/2)) | uint64(s[n-1])<<(8*(n-1))
+	default:
+		return 0, (h * 0xbf58476d1ce4e5b9 >> 32) % hashCacheSlots
 	}
-	// 1 to 3 bytes: first, middle and last cover them all.
-	return uint64(s[0]) | uint64(s[n/2])<<(8*(n/2)) | uint64(s[n-1])<<(8*(n-1))
+	w[nw-1] = x
+	h = (h ^ x) * 0x9e3779b97f4a7c15
+	h = (h ^ h>>29) * 0xbf58476d1ce4e5b9
+	return nw, (h >> 32) % hashCacheSlots
 }
 
 // quickHash hashes s from its length and at most 16 of its bytes (the
 // first and last eight, overlapping for short strings, see hashWords),
-// with one multiplication: cheap, and good enough for tables whose every
-// hit is verified.
+// with one multiplication (mixWords): cheap, and good enough for tables
+// whose every hit is verified.
 func quickHash(s string) uint64 {
 	a, b := hashWords(s)
-	h := (a ^ (b<<29 | b>>35) ^ uint64(len(s))<<56) * 0x9e3779b97f4a7c15
-	return h ^ h>>29
+	return mixWords(a, b, len(s))
+}
+
+// mixWords is quickHash's mixing of the two words and the length: the
+// 128-bit product of the keyed words, folded, so that every input bit
+// reaches the low bits a table indexes by. (Keys that share a prefix and
+// a suffix, as "system:authenticated" and "system:unauthenticated" do,
+// differ only in a few bits of a; a plain multiplication would carry
+// those only upward, away from the index bits.)
+func mixWords(a, b uint64, n int) uint64 {
+	hi, lo := bits.Mul64(a^0x9e3779b97f4a7c15, b^uint64(n)^0xbf58476d1ce4e5b9)
+	return hi ^ lo
 }
 
 // hashWords returns the two words quickHash mixes: the first and last 8
@@ -114,18 +128,8 @@ func hashWords(s string) (a, b uint64) {
 // slotOf picks the slot of a (FlowSchema, distinguisher) pair.
 func slotOf(schema int, dist string) uint64 {
 	var w [hashSlotWords]uint64
-	return slotOfWords(schema, len(dist), w[:packWords(dist, &w)])
-}
-
-// slotOfWords is slotOf from the distinguisher's packed words: every byte
-// counts, with one multiplication per word.
-func slotOfWords(schema, n int, w []uint64) uint64 {
-	h := uint64(schema)<<32 ^ uint64(n)
-	for _, x := range w {
-		h = (h ^ x) * 0x9e3779b97f4a7c15
-	}
-	h = (h ^ h>>29) * 0xbf58476d1ce4e5b9
-	return (h >> 32) % hashCacheSlots
+	_, slot := packWords(schema, dist, &w)
+	return slot
 }
 
 // flowHash returns shufflesharding.FlowHash(fsName, dist) for the
@@ -135,9 +139,10 @@ func (c *flowHashCache) flowHash(schema int, fsName, dist string) uint64 {
 		return shufflesharding.FlowHash(fsName, dist)
 	}
 	var buf [hashSlotWords]uint64
-	w := buf[:packWords(dist, &buf)]
+	nw, si := packWords(schema, dist, &buf)
+	w := buf[:nw]
 	meta := uint32(schema)<<8 | uint32(len(dist)+1)
-	slot := &c.slots[slotOfWords(schema, len(dist), w)]
+	slot := &c.slots[si]
 	seq := slot.seq.Load()
 	if seq&1 == 0 && slot.meta.Load() == meta {
 		same := true

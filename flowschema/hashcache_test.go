@@ -17,7 +17,7 @@ func TestWordPacking(t *testing.T) {
 			break
 		}
 		var w [hashSlotWords]uint64
-		if nw := packWords(s[:n], &w); nw != (n+7)/8 {
+		if nw, _ := packWords(0, s[:n], &w); nw != (n+7)/8 {
 			t.Errorf("packWords(%q) used %d words, want %d", s[:n], nw, (n+7)/8)
 		}
 		for i := range w {
@@ -95,7 +95,11 @@ func TestKeySetHashIsQuickHash(t *testing.T) {
 	ks.m = map[string]int32{}
 	keys := []string{"", "a", "ab", "abc", "abcd", "abcdefg", "abcdefgh", "system:authenticated", "team-1", "team-2",
 		// Same length, first and last 8 bytes: only the middle differs.
-		"system:Xauthenticated", "system:Yauthenticated"}
+		"system:Xauthenticated", "system:Yauthenticated",
+		// 20 bytes differing in byte 9 only, which midWord covers.
+		"system:auXhenticated", "system:auYhenticated",
+		// Longer than midWordMax: the strings are compared.
+		"system:serviceaccount:Xkube-system", "system:serviceaccount:Ykube-system"}
 	for i, k := range keys {
 		ks.m[k] = int32(i + 1)
 	}
@@ -105,10 +109,25 @@ func TestKeySetHashIsQuickHash(t *testing.T) {
 			t.Errorf("get(%q) = %d, want %d", k, got, i+1)
 		}
 	}
-	if got := ks.get("system:Zauthenticated"); got != 0 {
-		t.Errorf("get(system:Zauthenticated) = %d, want 0", got)
+	for _, k := range []string{"system:Zauthenticated", "system:auZhenticated", "system:serviceaccount:Zkube-system"} {
+		if got := ks.get(k); got != 0 {
+			t.Errorf("get(%q) = %d, want 0", k, got)
+		}
 	}
 	if got := ks.get("missing"); got != 0 {
 		t.Errorf("get(missing) = %d, want 0", got)
+	}
+}
+
+// TestQuickHashSpreadsSharedAffixes: keys that differ only in one byte
+// between a shared prefix and suffix (as Kubernetes group names do) must
+// spread over the low bits a keySet indexes by, not pile into one slot.
+func TestQuickHashSpreadsSharedAffixes(t *testing.T) {
+	buckets := map[uint64]bool{}
+	for c := 'a'; c <= 'z'; c++ {
+		buckets[quickHash("system:"+string(c)+"authenticated")&15] = true
+	}
+	if len(buckets) < 8 {
+		t.Errorf("26 keys with a shared prefix and suffix fill %d of 16 buckets, want at least 8", len(buckets))
 	}
 }

@@ -64,19 +64,34 @@ type keySet struct {
 	slots   []keySlot
 }
 
-// keySlot is an entry of a keySet table: the key, its length and the two
-// words its hash reads, which decide equality alone for keys of up to 16
-// bytes, and its set (0 for an empty slot).
+// keySlot is an entry of a keySet table: the key, its length, the two
+// words its hash reads and its middle word (see midWord), which together
+// decide equality for keys of up to 24 bytes without comparing the
+// strings, and its set (0 for an empty slot).
 type keySlot struct {
-	a, b uint64
-	n    int32
-	set  int32
-	key  string
+	a, b, c uint64
+	n       int32
+	set     int32
+	key     string
+}
+
+// midWordMax is the longest key whose equality the words of a keySlot
+// decide.
+const midWordMax = 24
+
+// midWord returns bytes 8 to 15 of a key of more than 16 bytes, which
+// with the first and last 8 cover a key of up to midWordMax bytes, or 0.
+func midWord(s string) uint64 {
+	if len(s) > 16 {
+		return load8(s, 8)
+	}
+	return 0
 }
 
 // maxSubjectSets bounds the subject sets a request unions (any, user,
 // service-account namespace and the groups that occur in the
-// configuration); a request beyond it is classified by a linear scan.
+// configuration) in a configuration of more than 64 rules; a request
+// beyond it is classified by a linear scan.
 const maxSubjectSets = 16
 
 // maxProbe is the longest probe sequence tolerated before falling back to
@@ -96,8 +111,10 @@ func (k *keySet) freeze() {
 	}
 	k.mask = uint64(size - 1)
 	k.slots = make([]keySlot, size)
-	for key, set := range k.m {
+	for key := range k.m {
 		k.lengths |= 1 << (len(key) % 64)
+	}
+	for key, set := range k.m {
 		a, b := hashWords(key)
 		i, probes := keyHash(key)&k.mask, 1
 		for k.slots[i].set != 0 {
@@ -107,12 +124,21 @@ func (k *keySet) freeze() {
 			k.useMap, k.slots = true, nil
 			return
 		}
-		k.slots[i] = keySlot{a: a, b: b, n: int32(len(key)), set: set, key: key}
+		k.slots[i] = keySlot{a: a, b: b, c: midWord(key), n: int32(len(key)), set: set, key: key}
 	}
 	k.m = nil
 }
 
+// get returns the set of s, or 0. The length check inlines, so most
+// absent values cost no call.
 func (k *keySet) get(s string) int32 {
+	if k.lengths&(1<<(len(s)%64)) == 0 {
+		return 0
+	}
+	return k.lookup(s)
+}
+
+func (k *keySet) lookup(s string) int32 {
 	if k.slots == nil {
 		if k.useMap {
 			return k.m[s]
@@ -120,9 +146,6 @@ func (k *keySet) get(s string) int32 {
 		return 0
 	}
 	n := len(s)
-	if k.lengths&(1<<(n%64)) == 0 {
-		return 0
-	}
 	// quickHash, by hand: this is the hottest call of a classification.
 	var a, b uint64
 	switch {
@@ -133,16 +156,16 @@ func (k *keySet) get(s string) int32 {
 	case n > 0:
 		a = uint64(s[0])<<16 | uint64(s[n/2])<<8 | uint64(s[n-1])
 	}
-	h := (a ^ (b<<29 | b>>35) ^ uint64(n)<<56) * 0x9e3779b97f4a7c15
+	c := midWord(s)
 	slots := k.slots
-	for i := (h ^ h>>29) & k.mask; ; i = (i + 1) & k.mask {
+	for i := mixWords(a, b, n) & k.mask; ; i = (i + 1) & k.mask {
 		sl := &slots[i]
 		if sl.set == 0 {
 			return 0
 		}
-		// a, b and the length cover every byte of a key of up to 16
-		// bytes; longer keys compare the rest.
-		if sl.a == a && sl.b == b && int(sl.n) == n && (n <= 16 || sl.key == s) {
+		// a, b, c and the length cover every byte of a key of up to
+		// midWordMax bytes; longer keys compare the strings.
+		if sl.a == a && sl.b == b && sl.c == c && int(sl.n) == n && (n <= midWordMax || sl.key == s) {
 			return sl.set
 		}
 	}
@@ -309,6 +332,9 @@ const resourceKeyBuffer = 128
 // first returns the index in rules of the first rule that matches req, or
 // -1.
 func (ix *index) first(rules []compiledRule, req *Request) int {
+	if ix.words == 1 {
+		return ix.firstInWord(rules, req)
+	}
 	var subj [maxSubjectSets]int32
 	n := 0
 	subj[n] = ix.subjectsAny
@@ -317,13 +343,9 @@ func (ix *index) first(rules []compiledRule, req *Request) int {
 		subj[n] = k
 		n++
 	}
-	if rest, ok := strings.CutPrefix(req.User, ServiceAccountUsernamePrefix); ok {
-		if i := strings.IndexByte(rest, ':'); i >= 0 {
-			if k := ix.saNamespaces.get(rest[:i]); k != 0 {
-				subj[n] = k
-				n++
-			}
-		}
+	if k := ix.saNamespaceSet(req.User); k != 0 {
+		subj[n] = k
+		n++
 	}
 	for _, g := range req.Groups {
 		if k := ix.groups.get(g); k != 0 {
@@ -345,29 +367,6 @@ func (ix *index) first(rules []compiledRule, req *Request) int {
 	some, sure := ix.nonResSome, ix.nonResSure
 	if req.ResourceRequest {
 		some, sure = ix.resSome, ix.resSure
-	}
-	if w == 1 {
-		// Up to 64 rules (the default configuration has 11): one word, no
-		// summary.
-		var cand uint64
-		for _, k := range subj[:n] {
-			cand |= flat[k]
-		}
-		cand &= flat[some]
-		if bits.OnesCount64(cand) > lazyFilterCandidates {
-			nf = ix.filters(req, &filt)
-			for i := 0; i < nf; i += 2 {
-				cand &= flat[filt[i]] | flat[filt[i+1]]
-			}
-		}
-		sureBits := flat[sure]
-		for ; cand != 0; cand &= cand - 1 {
-			r := bits.TrailingZeros64(cand)
-			if sureBits&(1<<r) != 0 || verify(req, &rules[r], nf >= 0) {
-				return r
-			}
-		}
-		return -1
 	}
 	sw := ix.sumWords
 	for sword := 0; sword < sw; sword++ {
@@ -400,6 +399,57 @@ func (ix *index) first(rules []compiledRule, req *Request) int {
 		}
 	}
 	return -1
+}
+
+// firstInWord is first for up to 64 rules (the default configuration has
+// 11): the sets are single words, unioned as they are looked up (set 0,
+// for an absent value, is empty), with no summary and no bound on the
+// request's groups.
+func (ix *index) firstInWord(rules []compiledRule, req *Request) int {
+	flat := ix.flat
+	cand := flat[ix.subjectsAny] | flat[ix.users.get(req.User)] | flat[ix.saNamespaceSet(req.User)]
+	for _, g := range req.Groups {
+		cand |= flat[ix.groups.get(g)]
+	}
+	some, sure := ix.nonResSome, ix.nonResSure
+	if req.ResourceRequest {
+		some, sure = ix.resSome, ix.resSure
+	}
+	cand &= flat[some]
+	nf := -1
+	if bits.OnesCount64(cand) > lazyFilterCandidates {
+		var filt [6]int32
+		nf = ix.filters(req, &filt)
+		for i := 0; i < nf; i += 2 {
+			cand &= flat[filt[i]] | flat[filt[i+1]]
+		}
+	}
+	sureBits := flat[sure]
+	for ; cand != 0; cand &= cand - 1 {
+		r := bits.TrailingZeros64(cand)
+		if sureBits&(1<<r) != 0 || verify(req, &rules[r], nf >= 0) {
+			return r
+		}
+	}
+	return -1
+}
+
+// saNamespaceSet returns the set of the service-account namespace of
+// user, when user is a service account's and its namespace occurs in the
+// configuration, else 0.
+func (ix *index) saNamespaceSet(user string) int32 {
+	if ix.saNamespaces.lengths == 0 {
+		return 0
+	}
+	rest, ok := strings.CutPrefix(user, ServiceAccountUsernamePrefix)
+	if !ok {
+		return 0
+	}
+	i := strings.IndexByte(rest, ':')
+	if i < 0 {
+		return 0
+	}
+	return ix.saNamespaces.get(rest[:i])
 }
 
 // lazyFilterCandidates is the number of subject candidates in a word above
