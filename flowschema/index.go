@@ -387,11 +387,10 @@ func (ix *index) first(rules []compiledRule, req *Request) int {
 			for i := 0; i < nf && cand != 0; i += 2 {
 				cand &= flat[int(filt[i])*w+word] | flat[int(filt[i+1])*w+word]
 			}
-			sureBits := flat[int(sure)*w+word]
 			for cand != 0 {
 				bit := bits.TrailingZeros64(cand)
 				r := word*64 + bit
-				if sureBits&(1<<bit) != 0 || verify(req, &rules[r], nf >= 0) {
+				if flat[int(sure)*w+word]&(1<<bit) != 0 || verify(req, &rules[r], nf >= 0) {
 					return r
 				}
 				cand &= cand - 1
@@ -424,10 +423,9 @@ func (ix *index) firstInWord(rules []compiledRule, req *Request) int {
 			cand &= flat[filt[i]] | flat[filt[i+1]]
 		}
 	}
-	sureBits := flat[sure]
 	for ; cand != 0; cand &= cand - 1 {
 		r := bits.TrailingZeros64(cand)
-		if sureBits&(1<<r) != 0 || verify(req, &rules[r], nf >= 0) {
+		if flat[sure]&(1<<r) != 0 || verify(req, &rules[r], nf >= 0) {
 			return r
 		}
 	}
