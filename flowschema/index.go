@@ -14,13 +14,16 @@ import (
 // namespace, a verb, a resource key, an API group) the index keeps the set
 // of rules that could match a request with that value, plus a set for the
 // rules that accept any value. A request's candidates are the intersection
-// of a few unions of these sets; they are a superset of the matching rules,
-// so each candidate, in order, is verified with the exact predicates, and
-// the first that passes wins. The sets are scanned a word (64 rules) at a
-// time, stopping at the first word holding a verified match, so no scratch
-// memory is needed; a summary bitmap per set (a bit per non-zero word)
-// skips the words no subject set touches, so a request costs about the
-// same with 10 or 10,000 FlowSchemas.
+// of a few unions of these sets and of the set of rules that have a rule
+// of the request's kind (resource or non-resource); they are a superset of
+// the matching rules, so each candidate, in order, is verified with the
+// exact predicates, and the first that passes wins. A candidate that
+// matches every request of its kind (an all-wildcard rule, as most
+// bootstrap FlowSchemas have) needs no verification. The sets are scanned
+// a word (64 rules) at a time, stopping at the first word holding a
+// verified match, so no scratch memory is needed; a summary bitmap per set
+// (a bit per non-zero word) skips the words no subject set touches, so a
+// request costs about the same with 10 or 10,000 FlowSchemas.
 type index struct {
 	words int
 	flat  []uint64 // set k is flat[k*words:(k+1)*words]; set 0 is empty
