@@ -256,10 +256,23 @@ func (c *Classifier) DanglingSchemas() []DanglingSchema { return c.dangling }
 func (c *Classifier) Classify(req *Request) Decision {
 	schema, rule := c.catchAll, -1
 	if r := c.idx.first(c.rules, req); r >= 0 {
-		schema, rule = c.rules[r].schema, c.rules[r].index
+		cr := &c.rules[r]
+		schema, rule = cr.schema, cr.index
 	}
 	cs := &c.cs[schema]
-	d := Decision{
+	var dist string
+	var hash uint64
+	if cs.hasFlow {
+		switch cs.dist {
+		case distUser:
+			dist = req.User
+		case distNamespace:
+			dist = req.Namespace
+		}
+		hash = c.hashes.flowHash(schema, cs.name, dist)
+	}
+	// One composite literal, built in the result.
+	return Decision{
 		FlowSchema:    cs.name,
 		PriorityLevel: cs.lname,
 		SchemaIndex:   schema,
@@ -268,15 +281,7 @@ func (c *Classifier) Classify(req *Request) Decision {
 		Fallback:      rule < 0,
 		Exempt:        cs.exempt,
 		HasFlow:       cs.hasFlow,
+		Distinguisher: dist,
+		FlowHash:      hash,
 	}
-	if cs.hasFlow {
-		switch cs.dist {
-		case distUser:
-			d.Distinguisher = req.User
-		case distNamespace:
-			d.Distinguisher = req.Namespace
-		}
-		d.FlowHash = c.hashes.flowHash(schema, d.FlowSchema, d.Distinguisher)
-	}
-	return d
 }

@@ -85,29 +85,86 @@ func TestClassifyAllocs(t *testing.T) {
 }
 
 // TestClassifyManyGroups covers requests whose groups occur in more
-// subject sets than the index unions (maxSubjectSets); they take the
-// linear scan and must agree with the reference.
+// subject sets than the index unions (maxSubjectSets): with more than 64
+// rules they take the linear scan, with fewer the one-word path, which has
+// no bound; both must agree with the reference.
 func TestClassifyManyGroups(t *testing.T) {
-	cfg := DefaultConfig()
-	var groups []string
-	for i := range 2 * maxSubjectSets {
-		g := fmt.Sprintf("g%d", i)
-		groups = append(groups, g)
-		cfg.FlowSchemas = append(cfg.FlowSchemas, newFS("fs-"+g, "global-default", int32(1000+i), DistinguisherByUser, PolicyRulesWithSubjects{
-			Subjects:         []Subject{group(g)},
-			NonResourceRules: []NonResourcePolicyRule{{Verbs: []string{"get"}, NonResourceURLs: []string{fmt.Sprintf("/p%d", i)}}},
-		}))
+	for _, padding := range []int{0, 64} {
+		cfg := DefaultConfig()
+		var groups []string
+		for i := range 2 * maxSubjectSets {
+			g := fmt.Sprintf("g%d", i)
+			groups = append(groups, g)
+			cfg.FlowSchemas = append(cfg.FlowSchemas, newFS("fs-"+g, "global-default", int32(1000+i), DistinguisherByUser, PolicyRulesWithSubjects{
+				Subjects:         []Subject{group(g)},
+				NonResourceRules: []NonResourcePolicyRule{{Verbs: []string{"get"}, NonResourceURLs: []string{fmt.Sprintf("/p%d", i)}}},
+			}))
+		}
+		for i := range padding {
+			cfg.FlowSchemas = append(cfg.FlowSchemas, newFS(fmt.Sprintf("pad-%d", i), "global-default", 2000, DistinguisherByUser,
+				PolicyRulesWithSubjects{Subjects: []Subject{user(fmt.Sprintf("pad-%d", i))}, NonResourceRules: []NonResourcePolicyRule{allNonResources()}}))
+		}
+		c, err := Compile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := c.idx.words > 1, padding > 0; got != want {
+			t.Fatalf("padding %d: %d index words", padding, c.idx.words)
+		}
+		for _, path := range []string{"/p0", "/p20", "/p31", "/nowhere"} {
+			req := Request{User: "u", Groups: append(slices.Clone(groups), GroupAuthenticated), Verb: "get", Path: path}
+			d := c.Classify(&req)
+			s, r := referenceClassify(c, &req)
+			if d.SchemaIndex != s || d.Rule != r {
+				t.Errorf("padding %d: Classify(%s) = %s rules[%d], reference %s rules[%d]", padding, path, d.FlowSchema, d.Rule, c.schemas[s].Name, r)
+			}
+		}
 	}
-	c, err := Compile(cfg)
-	if err != nil {
-		t.Fatal(err)
+}
+
+// TestClassifyAlmostWildcardRules covers the index's shortcut for rules
+// that match every request of a kind: each rule here is a wildcard rule
+// but for one detail, so the shortcut must not take it, and the request
+// falls through to global-default (or matches, where the detail allows).
+func TestClassifyAlmostWildcardRules(t *testing.T) {
+	every := allResources()
+	noCluster := every
+	noCluster.ClusterScope = false
+	literalNS := every
+	literalNS.Namespaces = []string{NamespaceEvery, "x"}
+	literalVerb := every
+	literalVerb.Verbs = []string{VerbAll, "get"}
+	getOnly := NonResourcePolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{NonResourceAll}}
+	colonSA := Subject{Kind: SubjectKindServiceAccount, ServiceAccount: &ServiceAccountSubject{Namespace: "a:b", Name: NameAll}}
+	rules := map[string]PolicyRulesWithSubjects{
+		"no-cluster":   {Subjects: []Subject{user("u")}, ResourceRules: []ResourcePolicyRule{noCluster}},
+		"literal-ns":   {Subjects: []Subject{user("u")}, ResourceRules: []ResourcePolicyRule{literalNS}},
+		"literal-verb": {Subjects: []Subject{user("u")}, ResourceRules: []ResourcePolicyRule{literalVerb}},
+		"get-only":     {Subjects: []Subject{user("u")}, NonResourceRules: []NonResourcePolicyRule{getOnly}},
+		"colon-sa":     {Subjects: []Subject{colonSA}, ResourceRules: []ResourcePolicyRule{every}, NonResourceRules: []NonResourcePolicyRule{allNonResources()}},
 	}
-	for _, path := range []string{"/p0", "/p20", "/p31", "/nowhere"} {
-		req := Request{User: "u", Groups: append(slices.Clone(groups), GroupAuthenticated), Verb: "get", Path: path}
-		d := c.Classify(&req)
-		s, r := referenceClassify(c, &req)
-		if d.SchemaIndex != s || d.Rule != r {
-			t.Errorf("Classify(%s) = %s rules[%d], reference %s rules[%d]", path, d.FlowSchema, d.Rule, c.schemas[s].Name, r)
+	reqs := []Request{
+		{User: "u", Groups: authenticated, Verb: "list", Resource: "nodes", ResourceRequest: true},
+		{User: "u", Groups: authenticated, Verb: "list", Resource: "pods", Namespace: "ns1", ResourceRequest: true},
+		{User: "u", Groups: authenticated, Verb: "get", Resource: "pods", Namespace: "x", ResourceRequest: true},
+		{User: "u", Groups: authenticated, Verb: "post", Path: "/x"},
+		{User: "u", Groups: authenticated, Verb: "get", Path: "/x"},
+		{User: "system:serviceaccount:a:b:c", Groups: authenticated, Verb: "get", Path: "/x"},
+		{User: "system:serviceaccount:a:c", Groups: authenticated, Verb: "get", Path: "/x"},
+	}
+	for name, rule := range rules {
+		cfg := DefaultConfig()
+		cfg.FlowSchemas = append(cfg.FlowSchemas, newFS(name, "workload-low", 100, DistinguisherByUser, rule))
+		c, err := Compile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, req := range reqs {
+			d := c.Classify(&req)
+			schema, ruleIdx := referenceClassify(c, &req)
+			if d.SchemaIndex != schema || d.Rule != ruleIdx {
+				t.Errorf("%s: Classify(%+v) = schema %d rule %d, reference says %d, %d", name, req, d.SchemaIndex, d.Rule, schema, ruleIdx)
+			}
 		}
 	}
 }

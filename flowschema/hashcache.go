@@ -2,6 +2,7 @@ package flowschema
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"sync/atomic"
 	"unsafe"
 
@@ -53,57 +54,82 @@ func load4(s string, i int) uint64 {
 	return uint64(binary.LittleEndian.Uint32(unsafe.Slice(unsafe.StringData(s[i:]), 4)))
 }
 
-// word returns bytes 8i..8i+7 of s, little-endian, zero-padded.
-func word(s string, i int) uint64 {
-	if 8*i+8 <= len(s) {
-		return load8(s, 8*i)
+// packWords stores s, at most 8*hashSlotWords bytes, in w as
+// little-endian words, the last one zero-padded, and returns how many
+// words it used, (len(s)+7)/8, and the slot of the pair (schema, s): a
+// hash of every byte, one multiplication per word.
+func packWords(schema int, s string, w *[hashSlotWords]uint64) (nw int, slot uint64) {
+	n := len(s)
+	nw = (n + 7) / 8
+	h := uint64(schema)<<32 ^ uint64(n)
+	for i := 0; i < nw-1; i++ {
+		x := load8(s, 8*i)
+		w[i] = x
+		h = (h ^ x) * 0x9e3779b97f4a7c15
 	}
-	return tailWord(s, i)
-}
-
-// tailWord is word for the last, partial word; kept out of line so that
-// word inlines.
-//
-//go:noinline
-func tailWord(s string, i int) uint64 {
+	// The last word: at most two loads.
+	var x uint64
 	switch {
-	case len(s) >= 8:
-		// The tail: the last 8 bytes, shifted so that the wanted ones are
-		// the low ones.
-		return load8(s, len(s)-8) >> (8 * (8*i + 8 - len(s)))
+	case n >= 8:
+		// The last 8 bytes, shifted so that the wanted ones are the low
+		// ones.
+		x = load8(s, n-8) >> (8 * (8*nw - n))
+	case n >= 4:
+		// Two overlapping 4-byte loads; overlapping bytes are equal.
+		x = load4(s, 0) | load4(s, n-4)<<(8*(n-4))
+	case n > 0:
+		// First, middle and last cover 1 to 3 bytes.
+		x = uint64(s[0]) | uint64(s[n/2])<<(8*(n/2)) | uint64(s[n-1])<<(8*(n-1))
+	default:
+		return 0, (h * 0xbf58476d1ce4e5b9 >> 32) % hashCacheSlots
 	}
-	var w uint64
-	for j := len(s) - 1; j >= 8*i; j-- {
-		w = w<<8 | uint64(s[j])
-	}
-	return w
+	w[nw-1] = x
+	h = (h ^ x) * 0x9e3779b97f4a7c15
+	h = (h ^ h>>29) * 0xbf58476d1ce4e5b9
+	return nw, (h >> 32) % hashCacheSlots
 }
 
 // quickHash hashes s from its length and at most 16 of its bytes (the
-// first and last eight, overlapping for short strings), with one
-// multiplication: cheap, and good enough for tables whose every hit is
-// verified.
+// first and last eight, overlapping for short strings, see hashWords),
+// with one multiplication (mixWords): cheap, and good enough for tables
+// whose every hit is verified.
 func quickHash(s string) uint64 {
+	a, b := hashWords(s)
+	return mixWords(a, b, len(s))
+}
+
+// mixWords is quickHash's mixing of the two words and the length: the
+// 128-bit product of the keyed words, folded, so that every input bit
+// reaches the low bits a table indexes by. (Keys that share a prefix and
+// a suffix, as "system:authenticated" and "system:unauthenticated" do,
+// differ only in a few bits of a; a plain multiplication would carry
+// those only upward, away from the index bits.)
+func mixWords(a, b uint64, n int) uint64 {
+	hi, lo := bits.Mul64(a^0x9e3779b97f4a7c15, b^uint64(n)^0xbf58476d1ce4e5b9)
+	return hi ^ lo
+}
+
+// hashWords returns the two words quickHash mixes: the first and last 8
+// bytes of s, or 4 for a shorter s, or its first, middle and last byte;
+// with the length they determine a string of up to 16 bytes.
+func hashWords(s string) (a, b uint64) {
 	n := len(s)
-	var a, b uint64
 	switch {
 	case n >= 8:
 		a, b = load8(s, 0), load8(s, n-8)
 	case n >= 4:
 		a, b = load4(s, 0), load4(s, n-4)
 	case n > 0:
-		a, b = uint64(s[0])<<16|uint64(s[n/2])<<8|uint64(s[n-1]), 0
+		a = uint64(s[0])<<16 | uint64(s[n/2])<<8 | uint64(s[n-1])
 	}
-	h := (a ^ (b<<29 | b>>35) ^ uint64(n)<<56) * 0x9e3779b97f4a7c15
-	return h ^ h>>29
+	return a, b
 }
 
-// slotOf picks the slot of a (FlowSchema, distinguisher) pair from the
-// length and the first and last words of the distinguisher: cheap, and
-// the slot is verified byte for byte anyway.
+// slotOf picks the slot of a (FlowSchema, distinguisher) pair.
 func slotOf(schema int, dist string) uint64 {
-	h := (quickHash(dist) ^ uint64(schema)) * 0xbf58476d1ce4e5b9
-	return (h >> 32) % hashCacheSlots
+	var w [hashSlotWords]uint64
+	_, slot := packWords(schema, dist, &w)
+	return slot
 }
 
 // flowHash returns shufflesharding.FlowHash(fsName, dist) for the
@@ -112,13 +138,16 @@ func (c *flowHashCache) flowHash(schema int, fsName, dist string) uint64 {
 	if len(dist) > maxCachedDistinguisher || schema > maxCachedSchema {
 		return shufflesharding.FlowHash(fsName, dist)
 	}
+	var buf [hashSlotWords]uint64
+	nw, si := packWords(schema, dist, &buf)
+	w := buf[:nw]
 	meta := uint32(schema)<<8 | uint32(len(dist)+1)
-	slot := &c.slots[slotOf(schema, dist)]
+	slot := &c.slots[si]
 	seq := slot.seq.Load()
 	if seq&1 == 0 && slot.meta.Load() == meta {
 		same := true
-		for i := 0; i*8 < len(dist); i++ {
-			if slot.words[i].Load() != word(dist, i) {
+		for i, x := range w {
+			if slot.words[i].Load() != x {
 				same = false
 				break
 			}
@@ -133,8 +162,8 @@ func (c *flowHashCache) flowHash(schema int, fsName, dist string) uint64 {
 	h := shufflesharding.FlowHash(fsName, dist)
 	if seq&1 == 0 && slot.seq.CompareAndSwap(seq, seq+1) {
 		slot.meta.Store(meta)
-		for i := 0; i*8 < len(dist); i++ {
-			slot.words[i].Store(word(dist, i))
+		for i, x := range w {
+			slot.words[i].Store(x)
 		}
 		slot.hash.Store(h)
 		slot.seq.Store(seq + 2)

@@ -13,13 +13,20 @@ import (
 func TestWordPacking(t *testing.T) {
 	s := "abcdefghijklmnopqrstuvwxyz0123456789"
 	for n := 0; n <= len(s); n++ {
-		for i := 0; 8*i < n; i++ {
+		if n > 8*hashSlotWords {
+			break
+		}
+		var w [hashSlotWords]uint64
+		if nw, _ := packWords(0, s[:n], &w); nw != (n+7)/8 {
+			t.Errorf("packWords(%q) used %d words, want %d", s[:n], nw, (n+7)/8)
+		}
+		for i := range w {
 			var want uint64
 			for j := min(n, 8*i+8) - 1; j >= 8*i; j-- {
 				want = want<<8 | uint64(s[j])
 			}
-			if got := word(s[:n], i); got != want {
-				t.Errorf("word(%q, %d) = %#x, want %#x", s[:n], i, got, want)
+			if w[i] != want {
+				t.Errorf("packWords(%q)[%d] = %#x, want %#x", s[:n], i, w[i], want)
 			}
 		}
 	}
@@ -86,7 +93,13 @@ func TestHashSlotIsOneCacheLine(t *testing.T) {
 func TestKeySetHashIsQuickHash(t *testing.T) {
 	var ks keySet
 	ks.m = map[string]int32{}
-	keys := []string{"", "a", "ab", "abc", "abcd", "abcdefg", "abcdefgh", "system:authenticated", "team-1", "team-2"}
+	keys := []string{"", "a", "ab", "abc", "abcd", "abcdefg", "abcdefgh", "system:authenticated", "team-1", "team-2",
+		// Same length, first and last 8 bytes: only the middle differs.
+		"system:Xauthenticated", "system:Yauthenticated",
+		// 20 bytes differing in byte 9 only, which midWord covers.
+		"system:auXhenticated", "system:auYhenticated",
+		// Longer than midWordMax: the strings are compared.
+		"system:serviceaccount:Xkube-system", "system:serviceaccount:Ykube-system"}
 	for i, k := range keys {
 		ks.m[k] = int32(i + 1)
 	}
@@ -96,7 +109,25 @@ func TestKeySetHashIsQuickHash(t *testing.T) {
 			t.Errorf("get(%q) = %d, want %d", k, got, i+1)
 		}
 	}
+	for _, k := range []string{"system:Zauthenticated", "system:auZhenticated", "system:serviceaccount:Zkube-system"} {
+		if got := ks.get(k); got != 0 {
+			t.Errorf("get(%q) = %d, want 0", k, got)
+		}
+	}
 	if got := ks.get("missing"); got != 0 {
 		t.Errorf("get(missing) = %d, want 0", got)
+	}
+}
+
+// TestQuickHashSpreadsSharedAffixes: keys that differ only in one byte
+// between a shared prefix and suffix (as Kubernetes group names do) must
+// spread over the low bits a keySet indexes by, not pile into one slot.
+func TestQuickHashSpreadsSharedAffixes(t *testing.T) {
+	buckets := map[uint64]bool{}
+	for c := 'a'; c <= 'z'; c++ {
+		buckets[quickHash("system:"+string(c)+"authenticated")&15] = true
+	}
+	if len(buckets) < 8 {
+		t.Errorf("26 keys with a shared prefix and suffix fill %d of 16 buckets, want at least 8", len(buckets))
 	}
 }

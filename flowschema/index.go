@@ -2,6 +2,7 @@ package flowschema
 
 import (
 	"math/bits"
+	"slices"
 	"strings"
 	"unsafe"
 )
@@ -13,13 +14,16 @@ import (
 // namespace, a verb, a resource key, an API group) the index keeps the set
 // of rules that could match a request with that value, plus a set for the
 // rules that accept any value. A request's candidates are the intersection
-// of a few unions of these sets; they are a superset of the matching rules,
-// so each candidate, in order, is verified with the exact predicates, and
-// the first that passes wins. The sets are scanned a word (64 rules) at a
-// time, stopping at the first word holding a verified match, so no scratch
-// memory is needed; a summary bitmap per set (a bit per non-zero word)
-// skips the words no subject set touches, so a request costs about the
-// same with 10 or 10,000 FlowSchemas.
+// of a few unions of these sets and of the set of rules that have a rule
+// of the request's kind (resource or non-resource); they are a superset of
+// the matching rules, so each candidate, in order, is verified with the
+// exact predicates, and the first that passes wins. A candidate that
+// matches every request of its kind (an all-wildcard rule, as most
+// bootstrap FlowSchemas have) needs no verification. The sets are scanned
+// a word (64 rules) at a time, stopping at the first word holding a
+// verified match, so no scratch memory is needed; a summary bitmap per set
+// (a bit per non-zero word) skips the words no subject set touches, so a
+// request costs about the same with 10 or 10,000 FlowSchemas.
 type index struct {
 	words int
 	flat  []uint64 // set k is flat[k*words:(k+1)*words]; set 0 is empty
@@ -38,6 +42,14 @@ type index struct {
 
 	nonResVerbs    keySet
 	nonResVerbsAny int32
+
+	// Per request kind (resource, non-resource): some holds the rules
+	// with a rule of that kind, the only ones that can match; sure holds
+	// those that match every request of that kind once a subject matches
+	// (an all-wildcard rule and a subject the index decides exactly), so
+	// a candidate in sure needs no verification.
+	resSome, resSure       int32
+	nonResSome, nonResSure int32
 }
 
 // keySet maps attribute values to set numbers (0 when absent). It is an
@@ -52,13 +64,37 @@ type keySet struct {
 	// lengths has bit len%64 set for every key: a value whose bit is clear
 	// is absent without hashing it.
 	lengths uint64
-	keys    []string
-	sets    []int32
+	slots   []keySlot
+}
+
+// keySlot is an entry of a keySet table: the key, its length, the two
+// words its hash reads and its middle word (see midWord), which together
+// decide equality for keys of up to 24 bytes without comparing the
+// strings, and its set (0 for an empty slot).
+type keySlot struct {
+	a, b, c uint64
+	n       int32
+	set     int32
+	key     string
+}
+
+// midWordMax is the longest key whose equality the words of a keySlot
+// decide.
+const midWordMax = 24
+
+// midWord returns bytes 8 to 15 of a key of more than 16 bytes, which
+// with the first and last 8 cover a key of up to midWordMax bytes, or 0.
+func midWord(s string) uint64 {
+	if len(s) > 16 {
+		return load8(s, 8)
+	}
+	return 0
 }
 
 // maxSubjectSets bounds the subject sets a request unions (any, user,
 // service-account namespace and the groups that occur in the
-// configuration); a request beyond it is classified by a linear scan.
+// configuration) in a configuration of more than 64 rules; a request
+// beyond it is classified by a linear scan.
 const maxSubjectSets = 16
 
 // maxProbe is the longest probe sequence tolerated before falling back to
@@ -77,33 +113,42 @@ func (k *keySet) freeze() {
 		size *= 2
 	}
 	k.mask = uint64(size - 1)
-	k.keys, k.sets = make([]string, size), make([]int32, size)
-	for key, set := range k.m {
+	k.slots = make([]keySlot, size)
+	for key := range k.m {
 		k.lengths |= 1 << (len(key) % 64)
+	}
+	for key, set := range k.m {
+		a, b := hashWords(key)
 		i, probes := keyHash(key)&k.mask, 1
-		for k.sets[i] != 0 {
+		for k.slots[i].set != 0 {
 			i, probes = (i+1)&k.mask, probes+1
 		}
 		if probes > maxProbe {
-			k.useMap, k.keys, k.sets = true, nil, nil
+			k.useMap, k.slots = true, nil
 			return
 		}
-		k.keys[i], k.sets[i] = key, set
+		k.slots[i] = keySlot{a: a, b: b, c: midWord(key), n: int32(len(key)), set: set, key: key}
 	}
 	k.m = nil
 }
 
+// get returns the set of s, or 0. The length check inlines, so most
+// absent values cost no call.
 func (k *keySet) get(s string) int32 {
-	if k.sets == nil {
+	if k.lengths&(1<<(len(s)%64)) == 0 {
+		return 0
+	}
+	return k.lookup(s)
+}
+
+func (k *keySet) lookup(s string) int32 {
+	if k.slots == nil {
 		if k.useMap {
 			return k.m[s]
 		}
 		return 0
 	}
 	n := len(s)
-	if k.lengths&(1<<(n%64)) == 0 {
-		return 0
-	}
 	// quickHash, by hand: this is the hottest call of a classification.
 	var a, b uint64
 	switch {
@@ -114,11 +159,17 @@ func (k *keySet) get(s string) int32 {
 	case n > 0:
 		a = uint64(s[0])<<16 | uint64(s[n/2])<<8 | uint64(s[n-1])
 	}
-	h := (a ^ (b<<29 | b>>35) ^ uint64(n)<<56) * 0x9e3779b97f4a7c15
-	for i := (h ^ h>>29) & k.mask; ; i = (i + 1) & k.mask {
-		set := k.sets[i]
-		if set == 0 || len(k.keys[i]) == n && k.keys[i] == s {
-			return set
+	c := midWord(s)
+	slots := k.slots
+	for i := mixWords(a, b, n) & k.mask; ; i = (i + 1) & k.mask {
+		sl := &slots[i]
+		if sl.set == 0 {
+			return 0
+		}
+		// a, b, c and the length cover every byte of a key of up to
+		// midWordMax bytes; longer keys compare the strings.
+		if sl.a == a && sl.b == b && sl.c == c && int(sl.n) == n && (n <= midWordMax || sl.key == s) {
+			return sl.set
 		}
 	}
 }
@@ -187,7 +238,20 @@ func buildIndex(rules []compiledRule) index {
 	b.newSet() // the empty set
 	ix.subjectsAny, ix.resVerbsAny, ix.resResourcesAny, ix.resGroupsAny, ix.nonResVerbsAny =
 		b.newSet(), b.newSet(), b.newSet(), b.newSet(), b.newSet()
+	ix.resSome, ix.resSure, ix.nonResSome, ix.nonResSure = b.newSet(), b.newSet(), b.newSet(), b.newSet()
 	for r, cr := range rules {
+		if len(cr.rule.ResourceRules) > 0 {
+			b.set(ix.resSome, r)
+		}
+		if len(cr.rule.NonResourceRules) > 0 {
+			b.set(ix.nonResSome, r)
+		}
+		if cr.subjectExact && slices.ContainsFunc(cr.rule.ResourceRules, matchesEveryResource) {
+			b.set(ix.resSure, r)
+		}
+		if cr.subjectExact && slices.ContainsFunc(cr.rule.NonResourceRules, matchesEveryNonResource) {
+			b.set(ix.nonResSure, r)
+		}
 		for _, s := range cr.rule.Subjects {
 			switch s.Kind {
 			case SubjectKindUser:
@@ -249,6 +313,21 @@ func buildIndex(rules []compiledRule) index {
 	return ix
 }
 
+// matchesEveryResource reports whether rr matches every resource request:
+// wildcard verbs, API groups and resources, every namespace, and cluster
+// scope too.
+func matchesEveryResource(rr ResourcePolicyRule) bool {
+	sole := func(list []string, wildcard string) bool { return len(list) == 1 && list[0] == wildcard }
+	return rr.ClusterScope && sole(rr.Verbs, VerbAll) && sole(rr.APIGroups, APIGroupAll) &&
+		sole(rr.Resources, ResourceAll) && sole(rr.Namespaces, NamespaceEvery)
+}
+
+// matchesEveryNonResource reports whether nr matches every non-resource
+// request: wildcard verbs and a "*" URL.
+func matchesEveryNonResource(nr NonResourcePolicyRule) bool {
+	return len(nr.Verbs) == 1 && nr.Verbs[0] == VerbAll && slices.Contains(nr.NonResourceURLs, NonResourceAll)
+}
+
 // resourceKeyBuffer bounds the resource/subresource keys looked up without
 // allocating.
 const resourceKeyBuffer = 128
@@ -256,6 +335,9 @@ const resourceKeyBuffer = 128
 // first returns the index in rules of the first rule that matches req, or
 // -1.
 func (ix *index) first(rules []compiledRule, req *Request) int {
+	if ix.words == 1 {
+		return ix.firstInWord(rules, req)
+	}
 	var subj [maxSubjectSets]int32
 	n := 0
 	subj[n] = ix.subjectsAny
@@ -264,13 +346,9 @@ func (ix *index) first(rules []compiledRule, req *Request) int {
 		subj[n] = k
 		n++
 	}
-	if rest, ok := strings.CutPrefix(req.User, ServiceAccountUsernamePrefix); ok {
-		if i := strings.IndexByte(rest, ':'); i >= 0 {
-			if k := ix.saNamespaces.get(rest[:i]); k != 0 {
-				subj[n] = k
-				n++
-			}
-		}
+	if k := ix.saNamespaceSet(req.User); k != 0 {
+		subj[n] = k
+		n++
 	}
 	for _, g := range req.Groups {
 		if k := ix.groups.get(g); k != 0 {
@@ -289,25 +367,9 @@ func (ix *index) first(rules []compiledRule, req *Request) int {
 	nf := -1
 	w := ix.words
 	flat := ix.flat
-	if w == 1 {
-		// Up to 64 rules (the default configuration has 11): one word, no
-		// summary.
-		var cand uint64
-		for _, k := range subj[:n] {
-			cand |= flat[k]
-		}
-		if bits.OnesCount64(cand) > lazyFilterCandidates {
-			nf = ix.filters(req, &filt)
-			for i := 0; i < nf; i += 2 {
-				cand &= flat[filt[i]] | flat[filt[i+1]]
-			}
-		}
-		for ; cand != 0; cand &= cand - 1 {
-			if r := bits.TrailingZeros64(cand); verify(req, &rules[r], nf >= 0) {
-				return r
-			}
-		}
-		return -1
+	some, sure := ix.nonResSome, ix.nonResSure
+	if req.ResourceRequest {
+		some, sure = ix.resSome, ix.resSure
 	}
 	sw := ix.sumWords
 	for sword := 0; sword < sw; sword++ {
@@ -321,6 +383,7 @@ func (ix *index) first(rules []compiledRule, req *Request) int {
 			for _, k := range subj[:n] {
 				cand |= flat[int(k)*w+word]
 			}
+			cand &= flat[int(some)*w+word]
 			if nf < 0 && bits.OnesCount64(cand) > lazyFilterCandidates {
 				nf = ix.filters(req, &filt)
 			}
@@ -328,8 +391,9 @@ func (ix *index) first(rules []compiledRule, req *Request) int {
 				cand &= flat[int(filt[i])*w+word] | flat[int(filt[i+1])*w+word]
 			}
 			for cand != 0 {
-				r := word*64 + bits.TrailingZeros64(cand)
-				if verify(req, &rules[r], nf >= 0) {
+				bit := bits.TrailingZeros64(cand)
+				r := word*64 + bit
+				if flat[int(sure)*w+word]&(1<<bit) != 0 || verify(req, &rules[r], nf >= 0) {
 					return r
 				}
 				cand &= cand - 1
@@ -337,6 +401,56 @@ func (ix *index) first(rules []compiledRule, req *Request) int {
 		}
 	}
 	return -1
+}
+
+// firstInWord is first for up to 64 rules (the default configuration has
+// 11): the sets are single words, unioned as they are looked up (set 0,
+// for an absent value, is empty), with no summary and no bound on the
+// request's groups.
+func (ix *index) firstInWord(rules []compiledRule, req *Request) int {
+	flat := ix.flat
+	cand := flat[ix.subjectsAny] | flat[ix.users.get(req.User)] | flat[ix.saNamespaceSet(req.User)]
+	for _, g := range req.Groups {
+		cand |= flat[ix.groups.get(g)]
+	}
+	some, sure := ix.nonResSome, ix.nonResSure
+	if req.ResourceRequest {
+		some, sure = ix.resSome, ix.resSure
+	}
+	cand &= flat[some]
+	nf := -1
+	if bits.OnesCount64(cand) > lazyFilterCandidates {
+		var filt [6]int32
+		nf = ix.filters(req, &filt)
+		for i := 0; i < nf; i += 2 {
+			cand &= flat[filt[i]] | flat[filt[i+1]]
+		}
+	}
+	for ; cand != 0; cand &= cand - 1 {
+		r := bits.TrailingZeros64(cand)
+		if flat[sure]&(1<<r) != 0 || verify(req, &rules[r], nf >= 0) {
+			return r
+		}
+	}
+	return -1
+}
+
+// saNamespaceSet returns the set of the service-account namespace of
+// user, when user is a service account's and its namespace occurs in the
+// configuration, else 0.
+func (ix *index) saNamespaceSet(user string) int32 {
+	if ix.saNamespaces.lengths == 0 {
+		return 0
+	}
+	rest, ok := strings.CutPrefix(user, ServiceAccountUsernamePrefix)
+	if !ok {
+		return 0
+	}
+	i := strings.IndexByte(rest, ':')
+	if i < 0 {
+		return 0
+	}
+	return ix.saNamespaces.get(rest[:i])
 }
 
 // lazyFilterCandidates is the number of subject candidates in a word above
