@@ -31,8 +31,8 @@ var sections = []struct {
 }{
 	{"shufflesharding: how rarely a noisy flow can squish a quiet one", shuffleShardingSection},
 	{"fairqueue: what quiet users get next to a noisy one", fairQueueSection},
-	{"apf: a real HTTP server under a noisy tenant, with and without APF", apfSection},
 	{"flowschema: where requests go, and how many seats each level gets", flowSchemaSection},
+	{"apf: a real HTTP server under a noisy tenant, with and without APF", apfSection},
 	{"slicer: what EndpointSlices save when a big Service rolls", slicerSection},
 	{"topology: 11 endpoints over 3 zones, upstream's hints and ours", topologySection},
 }

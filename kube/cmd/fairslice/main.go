@@ -1,6 +1,8 @@
-// Command fairslice is a command-line front end to fairslice's
-// shuffle-sharding and fair-queuing code, which behaves like Kubernetes API
-// Priority and Fairness (k8s.io/apiserver v0.37.2).
+// Command fairslice is a command-line front end to fairslice: shuffle
+// sharding, fair queuing and FlowSchema classification as in Kubernetes API
+// Priority and Fairness (k8s.io/apiserver v0.37.2), and EndpointSlice
+// reconciliation and topology hints as in k8s.io/endpointslice v0.37.2.
+// Commands with --upstream run Kubernetes' own code on the same input.
 //
 // Usage:
 //
@@ -8,19 +10,19 @@
 //
 // Commands:
 //
-//	deal      print the hand (queue indexes) dealt for a hash or a flow
-//	odds      print the probability that a mouse flow is squished by elephants
-//	simulate  run a fair-queuing simulation
-//	classify  classify requests with APF FlowSchemas (or upstream's controller)
-//	explain   explain how one request is classified
-//	validate  check FlowSchemas and priority levels as the API server does
-//	lint      find shadowed FlowSchemas, dangling references, unreachable levels
-//	limits    print the concurrency limits of the priority levels
-//	reconcile plan EndpointSlice writes for a Service (or run upstream's reconciler)
+//	deal        print the hand (queue indexes) dealt for a hash or a flow
+//	odds        print the probability that a mouse flow is squished by elephants
+//	simulate    run a fair-queuing simulation
+//	classify    classify requests with APF FlowSchemas (or upstream's controller)
+//	explain     explain how one request is classified
+//	validate    check FlowSchemas and priority levels as the API server does
+//	lint        find shadowed FlowSchemas, dangling references, unreachable levels
+//	limits      print the concurrency limits of the priority levels
+//	reconcile   plan EndpointSlice writes for a Service (or run upstream's reconciler)
 //	propagation bytes written and sent in a rolling update: Endpoints vs EndpointSlices
-//	hints     print the topology hints a Service's EndpointSlices get
-//	route     print the endpoints a node's kube-proxy uses for a Service
-//	help      print help for a command
+//	hints       print the topology hints a Service's EndpointSlices get
+//	route       print the endpoints a node's kube-proxy uses for a Service
+//	help        print help for a command
 //
 // Run "fairslice <command> --help" for a command's flags. Help goes to
 // standard error and exits 0. Exit status 2 means a bad command line
@@ -112,8 +114,9 @@ func lookup(name string) (command, bool) {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprint(w, `fairslice: shuffle sharding and fair queuing as in Kubernetes API Priority
-and Fairness (behaviour-compatible with k8s.io/apiserver v0.37.2).
+	fmt.Fprint(w, `fairslice: Kubernetes API Priority and Fairness (shuffle sharding, fair
+queuing, FlowSchemas) and EndpointSlice reconciliation and topology hints,
+behaviour-compatible with k8s.io/apiserver and k8s.io/endpointslice v0.37.2.
 
 Usage:
   fairslice <command> [flags]
@@ -121,9 +124,9 @@ Usage:
 Commands:
 `)
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
-	fmt.Fprint(w, `  help      print help for a command
+	fmt.Fprint(w, `  help        print help for a command
 
 Run "fairslice <command> --help" for a command's flags.
 Exit status: 0 success or help, 1 request failed, 2 bad command line.
