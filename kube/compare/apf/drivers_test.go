@@ -307,6 +307,9 @@ func (d *upstreamDriver) arrive(id int, s *reqSpec) {
 		sl.out.State = "waiting"
 		sl.mu.Unlock()
 	}
+	// An arrival can also dispatch an earlier request (it changes which
+	// queue wins); wait for those to enter execution.
+	d.awaitDispatched()
 }
 
 func (d *upstreamDriver) slot(id int) *slot {
@@ -346,10 +349,15 @@ func (d *upstreamDriver) finish(id int) {
 	d.awaitDispatched()
 }
 
+// cancel ends a waiting request's context. Removing it from its queue can
+// let another request be dispatched (a blocked wide head gone), so wait for
+// those too, as after finish; otherwise whether they are seen executing
+// at the next comparison depends on goroutine scheduling.
 func (d *upstreamDriver) cancel(id int) {
 	s := d.slot(id)
 	s.cancelFn()
 	waitClosed(d.tb, s.returned)
+	d.awaitDispatched()
 }
 
 func (d *upstreamDriver) advance(dt time.Duration) { d.clk.SetTime(d.clk.Now().Add(dt)) }
@@ -508,6 +516,9 @@ func (d *oursDriver) arrive(id int, s *reqSpec) {
 		sl.out.State = "waiting"
 		sl.mu.Unlock()
 	}
+	// An arrival can also dispatch an earlier request (it changes which
+	// queue wins); wait for those to enter execution.
+	d.awaitDispatched()
 }
 
 func (d *oursDriver) slot(id int) *slot {
@@ -520,6 +531,12 @@ func (d *oursDriver) finish(id int) {
 	s := d.slot(id)
 	close(s.release)
 	waitClosed(d.tb, s.returned)
+	d.awaitDispatched()
+}
+
+// awaitDispatched waits until every dispatched request has entered
+// execution.
+func (d *oursDriver) awaitDispatched() {
 	d.mu.Lock()
 	slots := make([]*slot, 0, len(d.slots))
 	for _, s := range d.slots {
@@ -533,10 +550,12 @@ func (d *oursDriver) finish(id int) {
 	}
 }
 
+// cancel is upstreamDriver.cancel's counterpart.
 func (d *oursDriver) cancel(id int) {
 	s := d.slot(id)
 	s.cancelFn()
 	waitClosed(d.tb, s.returned)
+	d.awaitDispatched()
 }
 
 func (d *oursDriver) advance(dt time.Duration) { d.clk.advance(dt) }
