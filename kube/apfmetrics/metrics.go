@@ -61,9 +61,14 @@ type Metrics struct {
 	highWatermark, average, stdDev, smoothed *prometheus.GaugeVec
 	fairFrac                                 prometheus.Gauge
 	perLevel                                 []*prometheus.GaugeVec
+
+	dispatchR, latestS                 *prometheus.GaugeVec
+	nextSBounds, nextDiscountedSBounds *prometheus.GaugeVec
+	noAccommodation                    *prometheus.CounterVec
+	scraped                            *scraped
 }
 
-var _ apf.Observer = (*Metrics)(nil)
+var _ apf.DispatchObserver = (*Metrics)(nil)
 
 func opts(name, help string) (string, string, string, string) {
 	return namespace, subsystem, name, help
@@ -111,10 +116,18 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		fairFrac: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Subsystem: subsystem, Name: "seat_fair_frac",
 			Help: "Fair fraction of server's concurrency to allocate to each priority level that can use it"}),
 	}
-	m.perLevel = []*prometheus.GaugeVec{m.nominal, m.lower, m.upper, m.current, m.target, m.highWatermark, m.average, m.stdDev, m.smoothed}
+	m.dispatchR = gauge("dispatch_r", "R(time of last dispatch)", pl)
+	m.latestS = gauge("latest_s", "S(most recently dispatched request)", pl)
+	m.nextSBounds = gauge("next_s_bounds", "min and max, over queues, of S(oldest waiting request in queue)", pl, "bound")
+	m.nextDiscountedSBounds = gauge("next_discounted_s_bounds", "min and max, over queues, of S(oldest waiting request in queue) - estimated work in progress", pl, "bound")
+	m.noAccommodation = counter("request_dispatch_no_accommodation_total", "Number of times a dispatch attempt resulted in a non accommodation due to lack of available seats", pl, fs)
+	m.scraped = newScraped()
+	m.perLevel = []*prometheus.GaugeVec{m.nominal, m.lower, m.upper, m.current, m.target, m.highWatermark, m.average, m.stdDev,
+		m.smoothed, m.dispatchR, m.latestS, m.nextSBounds, m.nextDiscountedSBounds}
 	for _, c := range []prometheus.Collector{m.rejected, m.dispatched, m.inqueueRequests, m.inqueueSeats, m.executingRequests,
 		m.executingSeats, m.waitSeconds, m.executionSeconds, m.queueLength, m.estimatedSeats, m.nominal, m.lower, m.upper,
-		m.current, m.target, m.highWatermark, m.average, m.stdDev, m.smoothed, m.fairFrac} {
+		m.current, m.target, m.highWatermark, m.average, m.stdDev, m.smoothed, m.fairFrac,
+		m.dispatchR, m.latestS, m.nextSBounds, m.nextDiscountedSBounds, m.noAccommodation, m.scraped} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -197,6 +210,24 @@ func (m *Metrics) LevelLimits(level string, l apf.Limits) {
 // LevelRemoved implements apf.Observer: the level's per-level gauges go.
 func (m *Metrics) LevelRemoved(level string) {
 	for _, g := range m.perLevel {
-		g.DeleteLabelValues(level)
+		g.DeletePartialMatch(prometheus.Labels{pl: level})
 	}
+}
+
+// DispatchStats implements apf.DispatchObserver: dispatch_r, latest_s,
+// next_s_bounds and next_discounted_s_bounds, set at each dispatch from a
+// queue as upstream's SetDispatchMetrics does.
+func (m *Metrics) DispatchStats(level string, s fairqueue.DispatchStats) {
+	m.dispatchR.WithLabelValues(level).Set(s.R.Float())
+	m.latestS.WithLabelValues(level).Set(s.S.Float())
+	m.nextSBounds.WithLabelValues(level, "min").Set(s.SMin.Float())
+	m.nextSBounds.WithLabelValues(level, "max").Set(s.SMax.Float())
+	m.nextDiscountedSBounds.WithLabelValues(level, "min").Set(s.DiscountedSMin.Float())
+	m.nextDiscountedSBounds.WithLabelValues(level, "max").Set(s.DiscountedSMax.Float())
+}
+
+// NoAccommodation implements apf.DispatchObserver
+// (request_dispatch_no_accommodation_total).
+func (m *Metrics) NoAccommodation(ev apf.RequestEvent) {
+	m.noAccommodation.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Inc()
 }
