@@ -105,3 +105,13 @@ type DispatchObserver interface {
 	// fit in the free seats of its level and stays waiting.
 	NoAccommodation(ev RequestEvent)
 }
+
+// WatchCountObserver is an optional extension of Observer that receives
+// the number of watches a mutating request's work estimate counted
+// (upstream's watch_count_samples), through Controller.ObserveWatchCount.
+type WatchCountObserver interface {
+	Observer
+	// WatchCount reports that the work estimate of a request classified
+	// to priority level pl and FlowSchema fs counted watches watches.
+	WatchCount(pl, fs string, watches int)
+}

@@ -28,3 +28,14 @@ func (c *Controller) Stats() []LevelStats {
 	}
 	return out
 }
+
+// ObserveWatchCount reports to the Observer, if it is a
+// WatchCountObserver, the number of watches the work estimate of a
+// request classified as cl counted. The Handler middleware calls it from
+// its WorkFunc (WorkEstimator.EstimateWatchCount); a caller of Wait with
+// its own WorkFunc calls it the same way.
+func (c *Controller) ObserveWatchCount(cl *Classification, watches int) {
+	if o, ok := c.obs.(WatchCountObserver); ok {
+		o.WatchCount(cl.PriorityLevel, cl.FlowSchema, watches)
+	}
+}

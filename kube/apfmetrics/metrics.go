@@ -48,6 +48,7 @@ var (
 	queueLengthBuckets     = []float64{0, 10, 25, 50, 100, 250, 500, 1000}
 	durationSecondsBuckets = []float64{0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30}
 	seatsBuckets           = []float64{1, 2, 4, 8, 16, 32, 64, 100}
+	watchCountBuckets      = []float64{0, 1, 10, 100, 1000, 10000}
 )
 
 // Metrics holds the Prometheus collectors and implements apf.Observer.
@@ -65,10 +66,14 @@ type Metrics struct {
 	dispatchR, latestS                 *prometheus.GaugeVec
 	nextSBounds, nextDiscountedSBounds *prometheus.GaugeVec
 	noAccommodation                    *prometheus.CounterVec
+	watchCount                         *prometheus.HistogramVec
 	scraped                            *scraped
 }
 
-var _ apf.DispatchObserver = (*Metrics)(nil)
+var (
+	_ apf.DispatchObserver   = (*Metrics)(nil)
+	_ apf.WatchCountObserver = (*Metrics)(nil)
+)
 
 func opts(name, help string) (string, string, string, string) {
 	return namespace, subsystem, name, help
@@ -121,13 +126,15 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.nextSBounds = gauge("next_s_bounds", "min and max, over queues, of S(oldest waiting request in queue)", pl, "bound")
 	m.nextDiscountedSBounds = gauge("next_discounted_s_bounds", "min and max, over queues, of S(oldest waiting request in queue) - estimated work in progress", pl, "bound")
 	m.noAccommodation = counter("request_dispatch_no_accommodation_total", "Number of times a dispatch attempt resulted in a non accommodation due to lack of available seats", pl, fs)
+	m.watchCount = histogram("watch_count_samples", "count of watchers for mutating requests in API Priority and Fairness",
+		watchCountBuckets, pl, fs)
 	m.scraped = newScraped()
 	m.perLevel = []*prometheus.GaugeVec{m.nominal, m.lower, m.upper, m.current, m.target, m.highWatermark, m.average, m.stdDev,
 		m.smoothed, m.dispatchR, m.latestS, m.nextSBounds, m.nextDiscountedSBounds}
 	for _, c := range []prometheus.Collector{m.rejected, m.dispatched, m.inqueueRequests, m.inqueueSeats, m.executingRequests,
 		m.executingSeats, m.waitSeconds, m.executionSeconds, m.queueLength, m.estimatedSeats, m.nominal, m.lower, m.upper,
 		m.current, m.target, m.highWatermark, m.average, m.stdDev, m.smoothed, m.fairFrac,
-		m.dispatchR, m.latestS, m.nextSBounds, m.nextDiscountedSBounds, m.noAccommodation, m.scraped} {
+		m.dispatchR, m.latestS, m.nextSBounds, m.nextDiscountedSBounds, m.noAccommodation, m.watchCount, m.scraped} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -230,4 +237,9 @@ func (m *Metrics) DispatchStats(level string, s fairqueue.DispatchStats) {
 // (request_dispatch_no_accommodation_total).
 func (m *Metrics) NoAccommodation(ev apf.RequestEvent) {
 	m.noAccommodation.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Inc()
+}
+
+// WatchCount implements apf.WatchCountObserver (watch_count_samples).
+func (m *Metrics) WatchCount(level, flowSchema string, watches int) {
+	m.watchCount.WithLabelValues(level, flowSchema).Observe(float64(watches))
 }
