@@ -68,6 +68,8 @@ type Metrics struct {
 	noAccommodation                    *prometheus.CounterVec
 	watchCount                         *prometheus.HistogramVec
 	scraped                            *scraped
+
+	seatUtil, reqUtil, demand *timingRatioVec
 }
 
 var (
@@ -97,7 +99,13 @@ func histogram(name, help string, buckets []float64, labels ...string) *promethe
 // New returns Metrics registered with reg (for example
 // prometheus.DefaultRegisterer or a new prometheus.Registry). It fails if
 // the names are already registered there.
-func New(reg prometheus.Registerer) (*Metrics, error) {
+func New(reg prometheus.Registerer) (*Metrics, error) { return NewWithClock(reg, time.Now) }
+
+// NewWithClock is New with the clock the timing-ratio histograms
+// (priority_level_seat_utilization, priority_level_request_utilization,
+// demand_seats) read when a value changes and at scrape time; pass the
+// Controller's clock's Now to keep both on one time line.
+func NewWithClock(reg prometheus.Registerer, now func() time.Time) (*Metrics, error) {
 	m := &Metrics{
 		rejected:          counter("rejected_requests_total", "Number of requests rejected by API Priority and Fairness subsystem", pl, fs, "reason"),
 		dispatched:        counter("dispatched_requests_total", "Number of requests executed by API Priority and Fairness subsystem", pl, fs),
@@ -129,12 +137,21 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.watchCount = histogram("watch_count_samples", "count of watchers for mutating requests in API Priority and Fairness",
 		watchCountBuckets, pl, fs)
 	m.scraped = newScraped()
+	m.seatUtil = newTimingRatioVec(now, "priority_level_seat_utilization",
+		"Observations, at the end of every nanosecond, of utilization of seats for any stage of execution (but only initial stage for WATCHes)",
+		[]float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1}, prometheus.Labels{"phase": "executing"}, pl)
+	m.reqUtil = newTimingRatioVec(now, "priority_level_request_utilization",
+		"Observations, at the end of every nanosecond, of number of requests (as a fraction of the relevant limit) waiting or in any stage of execution (but only initial stage for WATCHes)",
+		[]float64{0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.25, 0.5, 0.75, 1}, nil, "phase", pl)
+	m.demand = newTimingRatioVec(now, "demand_seats",
+		"Observations, at the end of every nanosecond, of (the number of seats each priority level could use) / (nominal number of seats for that level)",
+		[]float64{0.2, 0.4, 0.6, 0.8, 1, 1.2, 1.4, 1.7, 2, 2.8, 4, 6}, nil, pl)
 	m.perLevel = []*prometheus.GaugeVec{m.nominal, m.lower, m.upper, m.current, m.target, m.highWatermark, m.average, m.stdDev,
 		m.smoothed, m.dispatchR, m.latestS, m.nextSBounds, m.nextDiscountedSBounds}
 	for _, c := range []prometheus.Collector{m.rejected, m.dispatched, m.inqueueRequests, m.inqueueSeats, m.executingRequests,
 		m.executingSeats, m.waitSeconds, m.executionSeconds, m.queueLength, m.estimatedSeats, m.nominal, m.lower, m.upper,
 		m.current, m.target, m.highWatermark, m.average, m.stdDev, m.smoothed, m.fairFrac,
-		m.dispatchR, m.latestS, m.nextSBounds, m.nextDiscountedSBounds, m.noAccommodation, m.watchCount, m.scraped} {
+		m.dispatchR, m.latestS, m.nextSBounds, m.nextDiscountedSBounds, m.noAccommodation, m.watchCount, m.scraped, m.seatUtil, m.reqUtil, m.demand} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -152,12 +169,16 @@ func (m *Metrics) Enqueued(ev apf.RequestEvent, queueLength int) {
 	m.inqueueRequests.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Inc()
 	m.inqueueSeats.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Add(float64(ev.Seats))
 	m.queueLength.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Observe(float64(queueLength))
+	m.reqUtil.add(1, "waiting", ev.PriorityLevel)
+	m.demand.add(float64(ev.Seats), ev.PriorityLevel)
 }
 
 func (m *Metrics) dequeued(ev *apf.RequestEvent) {
 	if ev.Queued {
 		m.inqueueRequests.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Dec()
 		m.inqueueSeats.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Sub(float64(ev.Seats))
+		m.reqUtil.add(-1, "waiting", ev.PriorityLevel)
+		m.demand.add(-float64(ev.Seats), ev.PriorityLevel)
 	}
 }
 
@@ -167,6 +188,9 @@ func (m *Metrics) Dispatched(ev apf.RequestEvent) {
 	m.dispatched.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Inc()
 	m.executingRequests.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Inc()
 	m.executingSeats.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Add(float64(ev.Seats))
+	m.reqUtil.add(1, "executing", ev.PriorityLevel)
+	m.seatUtil.add(float64(ev.Seats), ev.PriorityLevel)
+	m.demand.add(float64(ev.Seats), ev.PriorityLevel)
 	if !ev.Exempt {
 		m.waitSeconds.WithLabelValues(ev.PriorityLevel, ev.FlowSchema, "true").Observe(ev.Wait.Seconds())
 	}
@@ -188,6 +212,7 @@ func (m *Metrics) Rejected(ev apf.RequestEvent, reason fairqueue.Reason) {
 // Finished implements apf.Observer.
 func (m *Metrics) Finished(ev apf.RequestEvent, execution time.Duration) {
 	m.executingRequests.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Dec()
+	m.reqUtil.add(-1, "executing", ev.PriorityLevel)
 	typ := "regular"
 	if ev.Request != nil && ev.Request.Info.Verb == "watch" {
 		typ = "watch"
@@ -198,6 +223,8 @@ func (m *Metrics) Finished(ev apf.RequestEvent, execution time.Duration) {
 // SeatsReleased implements apf.Observer.
 func (m *Metrics) SeatsReleased(ev apf.RequestEvent) {
 	m.executingSeats.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Sub(float64(ev.Seats))
+	m.seatUtil.add(-float64(ev.Seats), ev.PriorityLevel)
+	m.demand.add(-float64(ev.Seats), ev.PriorityLevel)
 }
 
 // LevelLimits implements apf.Observer.
@@ -212,6 +239,11 @@ func (m *Metrics) LevelLimits(level string, l apf.Limits) {
 	m.stdDev.WithLabelValues(level).Set(l.DemandStdDev)
 	m.smoothed.WithLabelValues(level).Set(l.DemandSmoothed)
 	m.fairFrac.Set(l.FairFrac)
+	den := float64(l.ConcurrencyDenominator)
+	m.seatUtil.setDenominator(den, level)
+	m.reqUtil.setDenominator(den, "executing", level)
+	m.reqUtil.setDenominator(float64(l.QueueCapacity), "waiting", level)
+	m.demand.setDenominator(den, level)
 }
 
 // LevelRemoved implements apf.Observer: the level's per-level gauges go.
@@ -219,6 +251,9 @@ func (m *Metrics) LevelRemoved(level string) {
 	for _, g := range m.perLevel {
 		g.DeletePartialMatch(prometheus.Labels{pl: level})
 	}
+	m.seatUtil.deletePartial(0, level)
+	m.reqUtil.deletePartial(1, level)
+	m.demand.deletePartial(0, level)
 }
 
 // DispatchStats implements apf.DispatchObserver: dispatch_r, latest_s,

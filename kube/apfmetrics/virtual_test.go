@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/fairslice/fairslice/apf"
 	"github.com/fairslice/fairslice/fairqueue"
@@ -53,7 +54,8 @@ func seats(n uint64) apf.WorkFunc {
 // dispatched.
 func TestVirtualTimeMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m, err := New(reg)
+	clk := &manualClock{now: time.Unix(1_800_000_000, 0)}
+	m, err := NewWithClock(reg, clk.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +63,6 @@ func TestVirtualTimeMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := &manualClock{now: time.Unix(1_800_000_000, 0)}
 	c, err := apf.New(cfg, apf.Options{ServerConcurrencyLimit: 4, Observer: m, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
@@ -134,10 +135,76 @@ apiserver_flowcontrol_request_dispatch_no_accommodation_total{flow_schema="tenan
 		"apiserver_flowcontrol_epoch_advance_total"); err != nil {
 		t.Error(err)
 	}
+	// One more second with a2 and w executing. Over [t0, t0+1s] 2 of 3
+	// seats and 2 of 3 requests executed, 1 of 1 queue place was taken and
+	// the demand was (2+2)/3; over [t0+1s, t0+2s] 3/3 seats, 2/3 requests,
+	// 0/1 waiting, demand 3/3. Each bucket counts nanoseconds; each sum is
+	// the integral of the ratio in nanoseconds.
+	clk.step(time.Second)
+	for _, tc := range []struct {
+		name    string
+		labels  map[string]string
+		buckets map[float64]uint64 // cumulative, only those that change
+		sum     float64
+	}{
+		{"priority_level_seat_utilization", map[string]string{"phase": "executing", "priority_level": "work"},
+			map[float64]uint64{0.6: 0, 0.7: 1e9, 0.99: 1e9, 1: 2e9}, 1e9*2/3 + 1e9},
+		{"priority_level_request_utilization", map[string]string{"phase": "executing", "priority_level": "work"},
+			map[float64]uint64{0.5: 0, 0.75: 2e9}, 2e9 * 2 / 3},
+		{"priority_level_request_utilization", map[string]string{"phase": "waiting", "priority_level": "work"},
+			map[float64]uint64{0: 1e9, 0.75: 1e9, 1: 2e9}, 1e9},
+		{"demand_seats", map[string]string{"priority_level": "work"},
+			map[float64]uint64{0.8: 0, 1: 1e9, 1.2: 1e9, 1.4: 2e9}, 1e9*4/3 + 1e9},
+	} {
+		h := findHistogram(t, reg, "apiserver_flowcontrol_"+tc.name, tc.labels)
+		if h == nil {
+			continue
+		}
+		if h.GetSampleCount() != 2e9 {
+			t.Errorf("%s%v count = %d, want 2e9 (ns)", tc.name, tc.labels, h.GetSampleCount())
+		}
+		if d := h.GetSampleSum() - tc.sum; d > 1 || d < -1 {
+			t.Errorf("%s%v sum = %v, want %v", tc.name, tc.labels, h.GetSampleSum(), tc.sum)
+		}
+		for _, b := range h.GetBucket() {
+			if want, ok := tc.buckets[b.GetUpperBound()]; ok && b.GetCumulativeCount() != want {
+				t.Errorf("%s%v bucket le=%v = %d, want %d", tc.name, tc.labels, b.GetUpperBound(), b.GetCumulativeCount(), want)
+			}
+		}
+	}
 	m.Attach(nil)
 	if n := testutil.CollectAndCount(m.scraped); n != 0 {
 		t.Errorf("after Attach(nil): %d scraped series, want 0", n)
 	}
 	a2.Finish()
 	w.Finish()
+}
+
+// findHistogram returns the histogram of the series of name with exactly
+// labels, failing the test if there is none.
+func findHistogram(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) *dto.Histogram {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range mf.GetMetric() {
+			if len(m.GetLabel()) != len(labels) {
+				continue
+			}
+			for _, lp := range m.GetLabel() {
+				if labels[lp.GetName()] != lp.GetValue() {
+					continue series
+				}
+			}
+			return m.GetHistogram()
+		}
+	}
+	t.Errorf("no series %s%v", name, labels)
+	return nil
 }
