@@ -28,6 +28,10 @@ func (c *Controller) setStaticLocked(created []*level) {
 		lv.limits.Lower, lv.limits.Upper, lv.limits.MaxSeats = l.MinCL, l.MaxCL, uint64(l.MaxSeats)
 		lv.maxSeats.Store(uint64(l.MaxSeats))
 		lv.limits.QueueCapacity = queueCapacity(&lv.spec)
+		lv.limits.Queues, lv.limits.QueueLengthLimit = 0, 0
+		if q := lv.spec.Spec.Limited; q != nil && q.LimitResponse.Queuing != nil {
+			lv.limits.Queues, lv.limits.QueueLengthLimit = int(q.LimitResponse.Queuing.Queues), int(q.LimitResponse.Queuing.QueueLengthLimit)
+		}
 	}
 	for _, lv := range created {
 		lv.limits.Current = lv.static.InitialCL
@@ -76,9 +80,8 @@ func (c *Controller) concurrencyDenominator(current int) int {
 // queueCapacity is upstream's denominator of the waiting-requests ratio.
 func queueCapacity(pl *flowschema.PriorityLevelConfiguration) int {
 	qll, queues := 1, 0
-	if pl.Spec.Limited != nil && pl.Spec.Limited.LimitResponse.Queuing != nil {
-		q := pl.Spec.Limited.LimitResponse.Queuing
-		qll, queues = max(1, int(q.QueueLengthLimit)), int(q.Queues)
+	if l := pl.Spec.Limited; l != nil && l.LimitResponse.Queuing != nil {
+		qll, queues = max(1, int(l.LimitResponse.Queuing.QueueLengthLimit)), int(l.LimitResponse.Queuing.Queues)
 	}
 	if queues > 0 {
 		qll *= queues

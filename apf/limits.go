@@ -29,6 +29,9 @@ type Limits struct {
 	// QueueCapacity is what upstream divides waiting requests by:
 	// max(1, queue length limit) × queues (queues omitted when 0).
 	QueueCapacity int
+	// Queues and QueueLengthLimit are the level's queuing parameters (0
+	// for a level that does not queue).
+	Queues, QueueLengthLimit int
 
 	// Demand statistics of the last adjustment period, in seats.
 	DemandAverage, DemandStdDev, DemandHighWatermark, DemandSmoothed float64

@@ -29,6 +29,7 @@
 package apfmetrics
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -69,7 +70,10 @@ type Metrics struct {
 	watchCount                         *prometheus.HistogramVec
 	scraped                            *scraped
 
-	seatUtil, reqUtil, demand *timingRatioVec
+	seatUtil, reqUtil, demand, readWrite *timingRatioVec
+
+	mu        sync.Mutex        // guards levelCaps
+	levelCaps map[string][2]int // per level: nominal seats, queues × queue length limit
 }
 
 var (
@@ -146,12 +150,16 @@ func NewWithClock(reg prometheus.Registerer, now func() time.Time) (*Metrics, er
 	m.demand = newTimingRatioVec(now, "demand_seats",
 		"Observations, at the end of every nanosecond, of (the number of seats each priority level could use) / (nominal number of seats for that level)",
 		[]float64{0.2, 0.4, 0.6, 0.8, 1, 1.2, 1.4, 1.7, 2, 2.8, 4, 6}, nil, pl)
+	m.readWrite = newTimingRatioVec(now, "read_vs_write_current_requests",
+		"Observations, at the end of every nanosecond, of the number of requests (as a fraction of the relevant limit) waiting or in regular stage of execution",
+		[]float64{0, 0.001, 0.01, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1}, nil, "phase", "request_kind")
+	m.levelCaps = map[string][2]int{}
 	m.perLevel = []*prometheus.GaugeVec{m.nominal, m.lower, m.upper, m.current, m.target, m.highWatermark, m.average, m.stdDev,
 		m.smoothed, m.dispatchR, m.latestS, m.nextSBounds, m.nextDiscountedSBounds}
 	for _, c := range []prometheus.Collector{m.rejected, m.dispatched, m.inqueueRequests, m.inqueueSeats, m.executingRequests,
 		m.executingSeats, m.waitSeconds, m.executionSeconds, m.queueLength, m.estimatedSeats, m.nominal, m.lower, m.upper,
 		m.current, m.target, m.highWatermark, m.average, m.stdDev, m.smoothed, m.fairFrac,
-		m.dispatchR, m.latestS, m.nextSBounds, m.nextDiscountedSBounds, m.noAccommodation, m.watchCount, m.scraped, m.seatUtil, m.reqUtil, m.demand} {
+		m.dispatchR, m.latestS, m.nextSBounds, m.nextDiscountedSBounds, m.noAccommodation, m.watchCount, m.scraped, m.seatUtil, m.reqUtil, m.demand, m.readWrite} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -171,6 +179,19 @@ func (m *Metrics) Enqueued(ev apf.RequestEvent, queueLength int) {
 	m.queueLength.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Observe(float64(queueLength))
 	m.reqUtil.add(1, "waiting", ev.PriorityLevel)
 	m.demand.add(float64(ev.Seats), ev.PriorityLevel)
+	m.readWrite.add(1, "waiting", requestKind(&ev))
+}
+
+// requestKind is upstream's request_kind label: readOnly for get, list
+// and watch, mutating for every other verb.
+func requestKind(ev *apf.RequestEvent) string {
+	if ev.Request != nil {
+		switch ev.Request.Info.Verb {
+		case "get", "list", "watch":
+			return "readOnly"
+		}
+	}
+	return "mutating"
 }
 
 func (m *Metrics) dequeued(ev *apf.RequestEvent) {
@@ -179,6 +200,7 @@ func (m *Metrics) dequeued(ev *apf.RequestEvent) {
 		m.inqueueSeats.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Sub(float64(ev.Seats))
 		m.reqUtil.add(-1, "waiting", ev.PriorityLevel)
 		m.demand.add(-float64(ev.Seats), ev.PriorityLevel)
+		m.readWrite.add(-1, "waiting", requestKind(ev))
 	}
 }
 
@@ -191,6 +213,7 @@ func (m *Metrics) Dispatched(ev apf.RequestEvent) {
 	m.reqUtil.add(1, "executing", ev.PriorityLevel)
 	m.seatUtil.add(float64(ev.Seats), ev.PriorityLevel)
 	m.demand.add(float64(ev.Seats), ev.PriorityLevel)
+	m.readWrite.add(1, "executing", requestKind(&ev))
 	if !ev.Exempt {
 		m.waitSeconds.WithLabelValues(ev.PriorityLevel, ev.FlowSchema, "true").Observe(ev.Wait.Seconds())
 	}
@@ -213,6 +236,7 @@ func (m *Metrics) Rejected(ev apf.RequestEvent, reason fairqueue.Reason) {
 func (m *Metrics) Finished(ev apf.RequestEvent, execution time.Duration) {
 	m.executingRequests.WithLabelValues(ev.PriorityLevel, ev.FlowSchema).Dec()
 	m.reqUtil.add(-1, "executing", ev.PriorityLevel)
+	m.readWrite.add(-1, "executing", requestKind(&ev))
 	typ := "regular"
 	if ev.Request != nil && ev.Request.Info.Verb == "watch" {
 		typ = "watch"
@@ -244,6 +268,25 @@ func (m *Metrics) LevelLimits(level string, l apf.Limits) {
 	m.reqUtil.setDenominator(den, "executing", level)
 	m.reqUtil.setDenominator(float64(l.QueueCapacity), "waiting", level)
 	m.demand.setDenominator(den, level)
+	m.mu.Lock()
+	m.levelCaps[level] = [2]int{l.Nominal, l.Queues * l.QueueLengthLimit}
+	m.setReadWriteDenominatorsLocked()
+	m.mu.Unlock()
+}
+
+// setReadWriteDenominatorsLocked sets read_vs_write_current_requests'
+// denominators as upstream: the sum over priority levels of their nominal
+// seats (executing) and of queues × queue length limit (waiting).
+func (m *Metrics) setReadWriteDenominatorsLocked() {
+	var executing, waiting int
+	for _, c := range m.levelCaps {
+		executing += c[0]
+		waiting += c[1]
+	}
+	for _, kind := range []string{"readOnly", "mutating"} {
+		m.readWrite.setDenominator(float64(executing), "executing", kind)
+		m.readWrite.setDenominator(float64(waiting), "waiting", kind)
+	}
 }
 
 // LevelRemoved implements apf.Observer: the level's per-level gauges go.
@@ -254,6 +297,10 @@ func (m *Metrics) LevelRemoved(level string) {
 	m.seatUtil.deletePartial(0, level)
 	m.reqUtil.deletePartial(1, level)
 	m.demand.deletePartial(0, level)
+	m.mu.Lock()
+	delete(m.levelCaps, level)
+	m.setReadWriteDenominatorsLocked()
+	m.mu.Unlock()
 }
 
 // DispatchStats implements apf.DispatchObserver: dispatch_r, latest_s,

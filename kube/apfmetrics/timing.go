@@ -1,6 +1,7 @@
 package apfmetrics
 
 import (
+	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -60,6 +61,14 @@ func (v *timingRatioVec) advance(s *timingRatio, now time.Time) {
 		return
 	}
 	r := s.num / s.den
+	if s.den == 0 {
+		// Upstream divides by zero too (+Inf, or NaN for 0/0, which would
+		// make the sum NaN for good): count 0/0 as 0.
+		r = 0
+		if s.num != 0 {
+			r = math.Inf(int(math.Copysign(1, s.num)))
+		}
+	}
 	s.counts[sort.SearchFloat64s(v.bounds, r)] += uint64(d)
 	s.sum += float64(d) * r
 	s.last = now

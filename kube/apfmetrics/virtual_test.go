@@ -153,6 +153,14 @@ apiserver_flowcontrol_request_dispatch_no_accommodation_total{flow_schema="tenan
 			map[float64]uint64{0.5: 0, 0.75: 2e9}, 2e9 * 2 / 3},
 		{"priority_level_request_utilization", map[string]string{"phase": "waiting", "priority_level": "work"},
 			map[float64]uint64{0: 1e9, 0.75: 1e9, 1: 2e9}, 1e9},
+		// Server-wide, all requests are gets: executing 2 of 5 nominal seats
+		// (work 3, catch-all 2, exempt 0), waiting 1 then 0 of 1 queue place.
+		{"read_vs_write_current_requests", map[string]string{"phase": "executing", "request_kind": "readOnly"},
+			map[float64]uint64{0.3: 0, 0.4: 2e9}, 2e9 * 0.4},
+		{"read_vs_write_current_requests", map[string]string{"phase": "waiting", "request_kind": "readOnly"},
+			map[float64]uint64{0: 1e9, 0.99: 1e9, 1: 2e9}, 1e9},
+		{"read_vs_write_current_requests", map[string]string{"phase": "executing", "request_kind": "mutating"},
+			map[float64]uint64{0: 2e9}, 0},
 		{"demand_seats", map[string]string{"priority_level": "work"},
 			map[float64]uint64{0.8: 0, 1: 1e9, 1.2: 1e9, 1.4: 2e9}, 1e9*4/3 + 1e9},
 	} {
