@@ -3,24 +3,54 @@
 // pkg/util/flowcontrol/metrics), so that dashboards and alerts written for
 // kube-apiserver's API Priority and Fairness work unchanged.
 //
-// Metrics is an apf.Observer: pass it as apf.Options.Observer. It keeps
-// the BETA metrics (rejected_requests_total, dispatched_requests_total,
-// current_inqueue_requests, current_executing_requests,
-// current_executing_seats, request_wait_duration_seconds,
-// nominal_limit_seats) and the ALPHA ones apf reports events for
-// (current_inqueue_seats, request_queue_length_after_enqueue,
-// request_execution_seconds, work_estimated_seats, lower_limit_seats,
-// upper_limit_seats, current_limit_seats, target_seats, seat_fair_frac,
-// demand_seats_high_watermark, demand_seats_average, demand_seats_stdev,
-// demand_seats_smoothed), all prefixed apiserver_flowcontrol_, with the
-// labels priority_level and flow_schema, the same buckets and help texts.
+// Metrics is an apf.Observer (and apf.DispatchObserver and
+// apf.WatchCountObserver): pass it as apf.Options.Observer, then call
+// Attach with the Controller for the metrics read at scrape time. Every
+// metric of upstream's package is exported, prefixed
+// apiserver_flowcontrol_, with upstream's labels, buckets and help texts
+// (without the "[ALPHA] "/"[BETA] " prefix component-base adds):
 //
-// Not exported: the virtual-time gauges (current_r, dispatch_r, latest_s,
-// next_s_bounds, next_discounted_s_bounds), epoch_advance_total,
-// request_dispatch_no_accommodation_total, watch_count_samples and the
-// utilization and demand timing-ratio histograms (priority_level_*_utilization,
-// read_vs_write_current_requests, demand_seats), for which apf's Observer
-// has no events.
+//   - BETA: rejected_requests_total, dispatched_requests_total,
+//     current_inqueue_requests, current_executing_requests,
+//     current_executing_seats, request_wait_duration_seconds,
+//     nominal_limit_seats.
+//   - From Observer events: current_inqueue_seats,
+//     request_queue_length_after_enqueue, request_execution_seconds,
+//     work_estimated_seats, lower_limit_seats, upper_limit_seats,
+//     current_limit_seats, target_seats, seat_fair_frac,
+//     demand_seats_high_watermark, demand_seats_average,
+//     demand_seats_stdev, demand_seats_smoothed.
+//   - From DispatchObserver events, at each dispatch from a queue (not for
+//     exempt or non-queuing levels, as upstream): dispatch_r, latest_s,
+//     next_s_bounds{bound=min|max}, next_discounted_s_bounds{bound}, and
+//     request_dispatch_no_accommodation_total.
+//   - From WatchCountObserver events (the Handler middleware reports them;
+//     callers of Wait with their own WorkFunc call
+//     Controller.ObserveWatchCount): watch_count_samples.
+//   - Read from the Attached Controller at scrape time (Controller.Stats):
+//     current_r, R as of the level's last event, which is what upstream's
+//     gauge holds; and epoch_advance_total{success="true"}: apf's epoch
+//     advance cannot underflow, so success="false" never appears, and the
+//     count restarts at 0 if a removed level is configured again.
+//   - Timing-ratio histograms: priority_level_seat_utilization
+//     {phase="executing"}, priority_level_request_utilization{phase},
+//     read_vs_write_current_requests{phase,request_kind} and demand_seats.
+//     As upstream's TimingRatioHistogram, each bucket counts the
+//     nanoseconds the ratio numerator/denominator spent in it and the sum is
+//     the ratio's integral over time in nanoseconds; time comes from the
+//     clock given to NewWithClock (time.Now for New), read at every change
+//     and at scrape. Numerators and denominators are upstream's: seats and
+//     requests executing over Limits.ConcurrencyDenominator, requests
+//     waiting over Limits.QueueCapacity, seats in use plus waiting
+//     (demand) over the concurrency denominator, and server-wide requests
+//     waiting and executing by request kind (readOnly for get, list and
+//     watch) over the sums of queues × queue length limit and of nominal
+//     seats. Two differences: a ratio with a zero denominator counts as 0
+//     when its numerator is 0 (upstream's 0/0 is NaN and makes the sum NaN
+//     for good), and read_vs_write_current_requests counts a request as
+//     executing from dispatch to Finished and as waiting while queued,
+//     where upstream's filter counts around its handler call and queue
+//     note.
 //
 // One upstream quirk is kept: a request removed from its queue (time-out)
 // is observed in request_wait_duration_seconds with execute="true", as
