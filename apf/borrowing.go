@@ -1,6 +1,7 @@
 package apf
 
 import (
+	"math"
 	"time"
 
 	"github.com/fairslice/fairslice/flowschema"
@@ -26,9 +27,15 @@ func (c *Controller) setStaticLocked(created []*level) {
 		lv.limits.Nominal, lv.limits.Lendable, lv.limits.Borrowing = l.NominalCL, l.LendableCL, l.BorrowingCL
 		lv.limits.Lower, lv.limits.Upper, lv.limits.MaxSeats = l.MinCL, l.MaxCL, uint64(l.MaxSeats)
 		lv.maxSeats.Store(uint64(l.MaxSeats))
+		lv.limits.QueueCapacity = queueCapacity(&lv.spec)
+		lv.limits.Queues, lv.limits.QueueLengthLimit = 0, 0
+		if q := lv.spec.Spec.Limited; q != nil && q.LimitResponse.Queuing != nil {
+			lv.limits.Queues, lv.limits.QueueLengthLimit = int(q.LimitResponse.Queuing.Queues), int(q.LimitResponse.Queuing.QueueLengthLimit)
+		}
 	}
 	for _, lv := range created {
 		lv.limits.Current = lv.static.InitialCL
+		lv.limits.ConcurrencyDenominator = c.concurrencyDenominator(lv.limits.Current)
 		lv.demand = flowschema.SeatDemand{}
 	}
 }
@@ -50,6 +57,7 @@ func (c *Controller) adjustLocked(now time.Time) {
 	for i, lv := range levels {
 		la := &a.Levels[i]
 		lv.limits.Current = la.CurrentCL
+		lv.limits.ConcurrencyDenominator = c.concurrencyDenominator(la.CurrentCL)
 		lv.limits.Target, lv.limits.FairFrac = la.Target, a.FairFrac
 		d := &lv.demand
 		lv.limits.DemandAverage, lv.limits.DemandStdDev = d.Average, d.StdDev
@@ -59,4 +67,24 @@ func (c *Controller) adjustLocked(now time.Time) {
 		_ = lv.reconfigure(now, queueConfig(&lv.spec, la.CurrentCL, c.base))
 		c.obs.LevelLimits(lv.name, lv.limits)
 	}
+}
+
+// concurrencyDenominator is upstream's denominator of utilization metrics.
+func (c *Controller) concurrencyDenominator(current int) int {
+	if current > 0 {
+		return current
+	}
+	return max(1, int(math.Round(float64(c.serverCL)/10)))
+}
+
+// queueCapacity is upstream's denominator of the waiting-requests ratio.
+func queueCapacity(pl *flowschema.PriorityLevelConfiguration) int {
+	qll, queues := 1, 0
+	if l := pl.Spec.Limited; l != nil && l.LimitResponse.Queuing != nil {
+		qll, queues = max(1, int(l.LimitResponse.Queuing.QueueLengthLimit)), int(l.LimitResponse.Queuing.Queues)
+	}
+	if queues > 0 {
+		qll *= queues
+	}
+	return qll
 }

@@ -50,6 +50,14 @@
 // level, distinguisher, queue, dispatch order and rejection reasons and
 // the same debug dumps.
 //
+// Metrics: an Observer receives the events upstream's metrics are made of
+// (kube/apfmetrics turns them into Prometheus metrics under upstream's
+// names). An Observer that also implements DispatchObserver gets the
+// virtual-time statistics of every dispatch and the attempts that found
+// too few seats; one that implements WatchCountObserver gets the watch
+// counts of mutating requests' estimates. Controller.Stats gives R and the
+// epoch advances of every level at any time.
+//
 // # Deliberate differences
 //
 //   - Configuration files carry no UIDs, so the response headers carry a

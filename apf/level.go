@@ -50,6 +50,20 @@ func (h hooks) Enqueued(req fairqueue.RequestInfo, n int) {
 	}
 }
 
+// dispatchHooks also forwards the dispatch statistics to a
+// DispatchObserver (only then does the QueueSet compute them).
+type dispatchHooks struct{ hooks }
+
+func (h dispatchHooks) DispatchStats(_ fairqueue.RequestInfo, s fairqueue.DispatchStats) {
+	h.lv.c.obs.(DispatchObserver).DispatchStats(h.lv.name, s)
+}
+
+func (h dispatchHooks) NoAccommodation(req fairqueue.RequestInfo) {
+	if t, ok := req.Key.(*ticket); ok {
+		h.lv.c.obs.(DispatchObserver).NoAccommodation(t.event(0))
+	}
+}
+
 func newLevel(c *Controller, now time.Time, pl *flowschema.PriorityLevelConfiguration, qcfg fairqueue.Config) (*level, error) {
 	qs, err := fairqueue.NewQueueSet(qcfg, now)
 	if err != nil {
@@ -61,7 +75,11 @@ func newLevel(c *Controller, now time.Time, pl *flowschema.PriorityLevelConfigur
 		qs:     qs, qcfg: qcfg, timers: map[*ticket]fairqueue.Timer{},
 	}
 	if c.observe {
-		qs.SetObserver(hooks{lv: lv})
+		if _, ok := c.obs.(DispatchObserver); ok {
+			qs.SetObserver(dispatchHooks{hooks{lv: lv}})
+		} else {
+			qs.SetObserver(hooks{lv: lv})
+		}
 	}
 	qs.SetDispatchFunc(lv.dispatched)
 	return lv, nil

@@ -22,6 +22,17 @@ type Limits struct {
 	// Target is the allocation the adjustment aimed at and FairFrac the
 	// fair proportion it found (0 in the first two regimes).
 	Target, FairFrac float64
+	// ConcurrencyDenominator is what upstream divides seats and executing
+	// requests by in its utilization metrics: Current, or when that is 0,
+	// a tenth of the server concurrency limit (at least 1).
+	ConcurrencyDenominator int
+	// QueueCapacity is what upstream divides waiting requests by:
+	// max(1, queue length limit) × queues (queues omitted when 0).
+	QueueCapacity int
+	// Queues and QueueLengthLimit are the level's queuing parameters (0
+	// for a level that does not queue).
+	Queues, QueueLengthLimit int
+
 	// Demand statistics of the last adjustment period, in seats.
 	DemandAverage, DemandStdDev, DemandHighWatermark, DemandSmoothed float64
 }

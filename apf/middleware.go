@@ -136,8 +136,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req := &Request{User: user, Info: ri}
 	wctx, cancel := waitContext(r.Context(), h.c.clock.Now(), h.opts.DefaultWaitLimit)
-	t, err := h.c.Wait(wctx, req, func(_ *Classification, maxSeats uint64) fairqueue.WorkEstimate {
-		return h.opts.Estimator.Estimate(&ri, r.URL.Query(), maxSeats)
+	t, err := h.c.Wait(wctx, req, func(cl *Classification, maxSeats uint64) fairqueue.WorkEstimate {
+		we, watches, counted := h.opts.Estimator.EstimateWatchCount(&ri, r.URL.Query(), maxSeats)
+		if counted {
+			h.c.ObserveWatchCount(cl, watches)
+		}
+		return we
 	})
 	cancel()
 	if err != nil {

@@ -88,3 +88,30 @@ func (NopObserver) LevelLimits(string, Limits) {}
 
 // LevelRemoved implements Observer.
 func (NopObserver) LevelRemoved(string) {}
+
+// DispatchObserver is an optional extension of Observer: a Controller whose
+// Observer also implements it reports upstream's dispatch-time virtual-time
+// statistics (dispatch_r, latest_s, next_s_bounds,
+// next_discounted_s_bounds) and dispatch attempts that found too few free
+// seats (request_dispatch_no_accommodation_total), with the level's lock
+// held. Computing the statistics costs O(queues) per dispatch from a queue;
+// only a DispatchObserver pays it. Existing Observers are unaffected.
+type DispatchObserver interface {
+	Observer
+	// DispatchStats reports the statistics of a dispatch from a queue of
+	// priority level pl, just before Dispatched for the request.
+	DispatchStats(pl string, s fairqueue.DispatchStats)
+	// NoAccommodation reports that the request chosen for dispatch does not
+	// fit in the free seats of its level and stays waiting.
+	NoAccommodation(ev RequestEvent)
+}
+
+// WatchCountObserver is an optional extension of Observer that receives
+// the number of watches a mutating request's work estimate counted
+// (upstream's watch_count_samples), through Controller.ObserveWatchCount.
+type WatchCountObserver interface {
+	Observer
+	// WatchCount reports that the work estimate of a request classified
+	// to priority level pl and FlowSchema fs counted watches watches.
+	WatchCount(pl, fs string, watches int)
+}

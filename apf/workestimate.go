@@ -165,9 +165,23 @@ func (e *WorkEstimator) Estimate(ri *RequestInfo, query url.Values, levelMaxSeat
 			return e.estimateList(ri, query, levelMaxSeats)
 		}
 	case "create", "update", "patch", "delete":
-		return e.estimateMutating(ri, levelMaxSeats)
+		we, _, _ := e.estimateMutating(ri, levelMaxSeats)
+		return we
 	}
 	return fairqueue.WorkEstimate{InitialSeats: e.cfg.MinimumSeats}
+}
+
+// EstimateWatchCount is Estimate that also returns the number of watches
+// the estimate of a mutating request counted, and whether it counted any
+// (false for other verbs, with the mutating estimator disabled, for
+// serviceaccounts/token, and without a WatchCounter): upstream's
+// watch_count_samples, reported through Controller.ObserveWatchCount.
+func (e *WorkEstimator) EstimateWatchCount(ri *RequestInfo, query url.Values, levelMaxSeats uint64) (we fairqueue.WorkEstimate, watches int, counted bool) {
+	switch ri.Verb {
+	case "create", "update", "patch", "delete":
+		return e.estimateMutating(ri, levelMaxSeats)
+	}
+	return e.Estimate(ri, query, levelMaxSeats), 0, false
 }
 
 func capSeats(levelMax, limit uint64) uint64 {
@@ -322,16 +336,16 @@ func seatsBySize(s ListStats, o *listOptions, fromCache, single bool) uint64 {
 	return uint64(math.Ceil(float64(bytes) / bytesPerSeat))
 }
 
-func (e *WorkEstimator) estimateMutating(ri *RequestInfo, levelMax uint64) fairqueue.WorkEstimate {
+func (e *WorkEstimator) estimateMutating(ri *RequestInfo, levelMax uint64) (fairqueue.WorkEstimate, int, bool) {
 	minSeats := e.cfg.MinimumSeats
 	if e.cfg.DisableMutatingEstimator {
-		return fairqueue.WorkEstimate{InitialSeats: minSeats}
+		return fairqueue.WorkEstimate{InitialSeats: minSeats}, 0, false
 	}
 	if ri.Resource == "serviceaccounts" && ri.Subresource == "token" {
-		return fairqueue.WorkEstimate{InitialSeats: minSeats}
+		return fairqueue.WorkEstimate{InitialSeats: minSeats}, 0, false
 	}
 	if e.watches == nil {
-		return fairqueue.WorkEstimate{InitialSeats: 1}
+		return fairqueue.WorkEstimate{InitialSeats: 1}, 0, false
 	}
 	maxSeats := capSeats(levelMax, e.cfg.MaximumMutatingSeats)
 	w := e.watches.InterestedWatchCount(ri)
@@ -343,5 +357,5 @@ func (e *WorkEstimator) estimateMutating(ri *RequestInfo, levelMax uint64) fairq
 		we.FinalSeats = final
 		we.AdditionalLatency = work.DurationPerSeat(float64(final))
 	}
-	return we
+	return we, w, true
 }

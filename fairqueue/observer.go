@@ -62,3 +62,32 @@ func (NopObserver) Dispatched(RequestInfo, time.Duration) {}
 
 // SeatsChanged implements Observer.
 func (NopObserver) SeatsChanged(int, int) {}
+
+// DispatchStats is what upstream's dispatcher reports when it picks a
+// queue (its SetDispatchMetrics): R at the time (dispatch_r), the picked
+// queue's next dispatch R before the request's work is added (latest_s),
+// and the min and max over queues with waiting requests of their next
+// dispatch R (next_s_bounds) and of that minus the seat-time of their
+// executing requests at the estimated service duration
+// (next_discounted_s_bounds).
+type DispatchStats struct {
+	R, S                           SeatSeconds
+	SMin, SMax                     SeatSeconds
+	DiscountedSMin, DiscountedSMax SeatSeconds
+}
+
+// DispatchObserver is an optional extension of Observer: a QueueSet whose
+// Observer also implements it reports, for every dispatch from a queue,
+// upstream's virtual-time statistics (computing them costs O(queues) per
+// dispatch, paid only then), and every dispatch attempt whose chosen
+// request did not fit (upstream's request_dispatch_no_accommodation_total).
+// Queueless (exempt, no-queuing) dispatches report nothing, as upstream.
+type DispatchObserver interface {
+	Observer
+	// DispatchStats reports the statistics of the dispatch of req, called
+	// just before Dispatched for it.
+	DispatchStats(req RequestInfo, s DispatchStats)
+	// NoAccommodation reports that req, the request the dispatcher chose,
+	// does not fit in the free seats and stays waiting.
+	NoAccommodation(req RequestInfo)
+}

@@ -614,12 +614,18 @@ func (qs *QueueSet) dispatchFrom(now time.Time, q *queue) bool {
 	i := q.index
 	r := q.waiting.head
 	if !qs.canAccommodate(r.maxSeats()) {
+		if do, ok := qs.observer.(DispatchObserver); ok {
+			do.NoAccommodation(r.info())
+		}
 		// Upstream's scan makes a full cycle, which leaves robinIndex
 		// where it was, except that -1 comes back as nq-1.
 		if qs.robinIndex < 0 {
 			qs.robinIndex = nq - 1
 		}
 		return false
+	}
+	if do, ok := qs.observer.(DispatchObserver); ok {
+		do.DispatchStats(r.info(), qs.dispatchStats(q))
 	}
 	wasActive := q.active()
 	oldSeats := r.maxSeats()
@@ -727,4 +733,21 @@ func (qs *QueueSet) removeQueueAt(i int) {
 		qs.robinIndex--
 	}
 	qs.reindex()
+}
+
+// dispatchStats computes upstream's dispatch statistics for a dispatch
+// from q, before the dispatch: O(queues).
+func (qs *QueueSet) dispatchStats(q *queue) DispatchStats {
+	st := DispatchStats{R: qs.currentR, S: q.nextDispatchR,
+		SMin: MaxSeatSeconds, DiscountedSMin: MaxSeatSeconds, SMax: 0, DiscountedSMax: 0}
+	for _, w := range qs.queues {
+		if w.waiting.n == 0 {
+			continue
+		}
+		s := w.nextDispatchR
+		ds := s - SeatsTimesDuration(float64(w.seatsInUse), qs.g)
+		st.SMin, st.SMax = min(st.SMin, s), max(st.SMax, s)
+		st.DiscountedSMin, st.DiscountedSMax = min(st.DiscountedSMin, ds), max(st.DiscountedSMax, ds)
+	}
+	return st
 }

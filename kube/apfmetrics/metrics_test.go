@@ -155,7 +155,9 @@ apiserver_flowcontrol_rejected_requests_total{flow_schema="tenants",priority_lev
 		"current_executing_requests", "current_executing_seats", "request_wait_duration_seconds", "nominal_limit_seats",
 		"current_inqueue_seats", "request_queue_length_after_enqueue", "request_execution_seconds", "work_estimated_seats",
 		"lower_limit_seats", "upper_limit_seats", "current_limit_seats", "target_seats", "seat_fair_frac",
-		"demand_seats_high_watermark", "demand_seats_average", "demand_seats_stdev", "demand_seats_smoothed"} {
+		"demand_seats_high_watermark", "demand_seats_average", "demand_seats_stdev", "demand_seats_smoothed",
+		"dispatch_r", "latest_s", "next_s_bounds", "next_discounted_s_bounds", "priority_level_seat_utilization",
+		"priority_level_request_utilization", "read_vs_write_current_requests", "demand_seats"} {
 		if !names["apiserver_flowcontrol_"+n] {
 			t.Errorf("apiserver_flowcontrol_%s not exported", n)
 		}

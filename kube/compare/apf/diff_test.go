@@ -123,6 +123,9 @@ func run(t *testing.T, s *scenario) string {
 	defer up.close()
 	ours := newOurs(t, s.Config, s.ServerCL)
 	defer ours.close()
+	// After newUpstream's settling pause: what the previous scenario's
+	// shutdown dispatched is in the metrics by now.
+	resetUpstreamMetrics()
 	if diff := cmp.Diff(up.dumps(), ours.dumps()); diff != "" {
 		return "initial dumps (-upstream +fairslice):\n" + diff
 	}
@@ -162,6 +165,9 @@ func run(t *testing.T, s *scenario) string {
 		}
 		if diff := cmp.Diff(up.dumps(), ours.dumps()); diff != "" {
 			return fmt.Sprintf("step %d (%+v): debug dumps (-upstream +fairslice):\n%s", step, ev, diff)
+		}
+		if diff := compareDispatchMetrics(ours); diff != "" {
+			return fmt.Sprintf("step %d (%+v): dispatch metrics (-upstream +fairslice):\n%s", step, ev, diff)
 		}
 	}
 	for id := range arrived {

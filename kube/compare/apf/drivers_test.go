@@ -420,6 +420,8 @@ type oursDriver struct {
 	order []int
 	slots map[int]*slot
 	ids   map[*apf.Request]int
+	// metrics are the DispatchObserver events, as upstream's metrics.
+	metrics dispatchMetrics
 }
 
 type observer struct {
@@ -462,7 +464,8 @@ func (d *oursDriver) lookup(r *apf.Request) (*slot, int) {
 }
 
 func newOurs(tb testing.TB, cfg *flowschema.Config, serverCL int) *oursDriver {
-	d := &oursDriver{tb: tb, clk: &manualClock{now: start}, slots: map[int]*slot{}, ids: map[*apf.Request]int{}}
+	d := &oursDriver{tb: tb, clk: &manualClock{now: start}, slots: map[int]*slot{}, ids: map[*apf.Request]int{},
+		metrics: dispatchMetrics{Virtual: map[string][6]float64{}, NoFit: map[string]float64{}}}
 	c, err := apf.New(cfg, apf.Options{ServerConcurrencyLimit: serverCL, Clock: d.clk, Observer: observer{d: d}})
 	if err != nil {
 		tb.Fatal(err)
