@@ -319,19 +319,7 @@ func (d *upstreamDriver) slot(id int) *slot {
 }
 
 // awaitDispatched waits until every dequeued request has entered execution.
-func (d *upstreamDriver) awaitDispatched() {
-	d.mu.Lock()
-	slots := make([]*slot, 0, len(d.slots))
-	for _, s := range d.slots {
-		slots = append(slots, s)
-	}
-	d.mu.Unlock()
-	for _, s := range slots {
-		if _, deq := s.flags(); deq {
-			waitEither(d.tb, s.entered, s.returned)
-		}
-	}
-}
+func (d *upstreamDriver) awaitDispatched() { awaitDispatched(d.tb, &d.mu, d.slots) }
 
 func waitEither(tb testing.TB, a, b chan struct{}) {
 	select {
@@ -539,16 +527,21 @@ func (d *oursDriver) finish(id int) {
 
 // awaitDispatched waits until every dispatched request has entered
 // execution.
-func (d *oursDriver) awaitDispatched() {
-	d.mu.Lock()
-	slots := make([]*slot, 0, len(d.slots))
-	for _, s := range d.slots {
-		slots = append(slots, s)
-	}
-	d.mu.Unlock()
+func (d *oursDriver) awaitDispatched() { awaitDispatched(d.tb, &d.mu, d.slots) }
+
+// awaitDispatched waits until every slot whose request left its queue for
+// execution has entered it (or returned, for one removed by cancellation,
+// which upstream also reports as leaving the queue). mu guards slots.
+func awaitDispatched(tb testing.TB, mu *sync.Mutex, slots map[int]*slot) {
+	mu.Lock()
+	all := make([]*slot, 0, len(slots))
 	for _, s := range slots {
+		all = append(all, s)
+	}
+	mu.Unlock()
+	for _, s := range all {
 		if _, deq := s.flags(); deq {
-			waitClosed(d.tb, s.entered)
+			waitEither(tb, s.entered, s.returned)
 		}
 	}
 }
