@@ -127,6 +127,23 @@ func settle(tb testing.TB, s *slot, dump func()) {
 	}
 }
 
+// settleArrival settles a new request (see settle), records it as waiting
+// if it neither executes nor has returned, and then waits, through
+// awaitDispatched, for any earlier request the arrival dispatched (an
+// arrival changes which queue wins).
+func settleArrival(tb testing.TB, sl *slot, dump, awaitDispatched func()) {
+	settle(tb, sl, dump)
+	select {
+	case <-sl.returned:
+	case <-sl.entered:
+	default:
+		sl.mu.Lock()
+		sl.out.State = "waiting"
+		sl.mu.Unlock()
+	}
+	awaitDispatched()
+}
+
 func waitClosed(tb testing.TB, c chan struct{}) {
 	select {
 	case <-c:
@@ -298,18 +315,7 @@ func (d *upstreamDriver) arrive(id int, s *reqSpec) {
 			sl.out.State = "rejected:" + string(fairqueue.ReasonConcurrencyLimit)
 		}
 	}()
-	settle(d.tb, sl, func() { d.dumps() })
-	select {
-	case <-sl.returned:
-	case <-sl.entered:
-	default:
-		sl.mu.Lock()
-		sl.out.State = "waiting"
-		sl.mu.Unlock()
-	}
-	// An arrival can also dispatch an earlier request (it changes which
-	// queue wins); wait for those to enter execution.
-	d.awaitDispatched()
+	settleArrival(d.tb, sl, func() { d.dumps() }, d.awaitDispatched)
 }
 
 func (d *upstreamDriver) slot(id int) *slot {
@@ -498,18 +504,7 @@ func (d *oursDriver) arrive(id int, s *reqSpec) {
 		sl.out.State = "done"
 		sl.mu.Unlock()
 	}()
-	settle(d.tb, sl, func() { d.c.Dump() })
-	select {
-	case <-sl.returned:
-	case <-sl.entered:
-	default:
-		sl.mu.Lock()
-		sl.out.State = "waiting"
-		sl.mu.Unlock()
-	}
-	// An arrival can also dispatch an earlier request (it changes which
-	// queue wins); wait for those to enter execution.
-	d.awaitDispatched()
+	settleArrival(d.tb, sl, func() { d.c.Dump() }, d.awaitDispatched)
 }
 
 func (d *oursDriver) slot(id int) *slot {
