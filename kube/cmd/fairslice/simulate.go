@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/fairslice/fairslice/fairqueue/scenario"
 	"github.com/fairslice/fairslice/kube/internal/upstreamqs"
@@ -77,29 +76,21 @@ func runSimulate(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	upstream := fs.Bool("upstream", false, "run Kubernetes' own QueueSet instead of fairslice's")
 	summary := fs.Bool("summary", false, "print the per-flow summary to standard output after the results")
+	pic := addSimulatePictureFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), simulateUsage)
 		fs.PrintDefaults()
 	}
 	// Accept flags after the file name too.
-	var flags, files []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			files = append(files, args[i+1:]...)
-			break
-		}
-		if strings.HasPrefix(a, "-") && a != "-" {
-			flags = append(flags, a)
-		} else {
-			files = append(files, a)
-		}
-	}
+	flags, files := splitArgs(args, valuedFlags(fs))
 	if err := fs.Parse(flags); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
 		return exitUsage
+	}
+	if code := pic.check(stderr); code != exitOK {
+		return code
 	}
 	if len(files) != 1 {
 		msg := "missing scenario file"
@@ -151,7 +142,7 @@ func runSimulate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fairslice simulate: %v\n", err)
 		return exitFailure
 	}
-	return exitOK
+	return pic.draw(name, s, *upstream, results, stderr)
 }
 
 // runEngine runs s through e, turning a panic into an error: upstream's
