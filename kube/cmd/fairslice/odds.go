@@ -121,9 +121,10 @@ func runOdds(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&elephantsList, "elephants", "numbers of elephants, one column each (`N,...`; default 1,4,16)")
 	digits := fs.Int("digits", 4, "significant digits to print; 0 prints the shortest exact form")
 	asJSON := fs.Bool("json", false, "print the table as JSON")
+	pic := addPictureFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage:
-  fairslice odds [--config QUEUESxHAND]... [--queues N,... --hand N,...] [--elephants N,...]
+  fairslice odds [--config QUEUESxHAND]... [--queues N,... --hand N,...] [--elephants N,...] [--svg FILE]
 
 Odds prints, for each shuffle-sharding configuration (rows) and number of
 elephant flows (columns), the probability that a given mouse flow is
@@ -221,10 +222,10 @@ Flags:
 			fmt.Fprintf(stderr, "fairslice odds: %v\n", err)
 			return exitFailure
 		}
-		return exitOK
+		return pic.drawOdds(table, stderr)
 	}
 	writeOddsTable(stdout, table, elephants, *digits)
-	return exitOK
+	return pic.drawOdds(table, stderr)
 }
 
 func writeOddsTable(w io.Writer, table []oddsRow, elephants []int, digits int) {
