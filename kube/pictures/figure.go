@@ -95,6 +95,19 @@ func (f *Figure) draw(c draw.Canvas) {
 	}
 }
 
+// safeDraw draws the figure, turning a panic of the plotting library (it
+// panics on data it cannot place, such as a logarithmic axis without a
+// positive value) into an error.
+func (f *Figure) safeDraw(c draw.Canvas) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("pictures: drawing %q: %v", f.Title, p)
+		}
+	}()
+	f.draw(c)
+	return nil
+}
+
 // WriteSVG writes the figure as an SVG document, its data series as JSON in
 // a <metadata id="fairslice-data"> element.
 func (f *Figure) WriteSVG(w io.Writer) error {
@@ -111,7 +124,9 @@ func (f *Figure) WriteSVG(w io.Writer) error {
 func (f *Figure) svg() ([]byte, error) {
 	width, height := f.size()
 	c := vgsvg.New(width, height)
-	f.draw(draw.New(c))
+	if err := f.safeDraw(draw.New(c)); err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
 		return nil, err
@@ -144,7 +159,9 @@ func xmlText(s string) string {
 func (f *Figure) WritePNG(w io.Writer) error {
 	width, height := f.size()
 	c := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(96))}
-	f.draw(draw.New(c))
+	if err := f.safeDraw(draw.New(c)); err != nil {
+		return err
+	}
 	_, err := c.WriteTo(w)
 	return err
 }

@@ -93,6 +93,10 @@ func Odds(d OddsData) *Figure {
 	}
 	var row []*plot.Plot
 	for _, e := range elephants {
+		if e == 0 {
+			fig.Notes = append(fig.Notes, "With no elephants the probability is 0, which a logarithmic axis cannot show: not drawn.")
+			continue
+		}
 		p := plot.New()
 		p.Title.Text = fmt.Sprintf("%d elephant%s", e, map[bool]string{true: "", false: "s"}[e == 1])
 		p.Title.TextStyle.Font.Size = 11
@@ -136,7 +140,7 @@ func Odds(d OddsData) *Figure {
 		}
 		row = append(row, p)
 	}
-	fig.Notes = []string{"Curves: every hand size for each deck; points: the configurations of the table (\"fairslice odds\"), as in the Kubernetes docs."}
+	fig.Notes = append([]string{"Curves: every hand size for each deck; points: the configurations of the table (\"fairslice odds\"), as in the Kubernetes docs."}, fig.Notes...)
 	fig.Plots = [][]*plot.Plot{row}
 	fig.Table = [][]string{{"queues", "hand", "elephants", "squish probability"}}
 	for _, pt := range d.Points {

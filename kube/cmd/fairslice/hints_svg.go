@@ -5,8 +5,8 @@ import (
 	"io"
 	"path/filepath"
 
-	ktopo "github.com/fairslice/fairslice/kube/topology"
 	"github.com/fairslice/fairslice/kube/pictures"
+	ktopo "github.com/fairslice/fairslice/kube/topology"
 	"github.com/fairslice/fairslice/topology"
 )
 
