@@ -101,6 +101,7 @@ func Odds(d OddsData) *Figure {
 		p.Title.Text = fmt.Sprintf("%d elephant%s", e, map[bool]string{true: "", false: "s"}[e == 1])
 		p.Title.TextStyle.Font.Size = 11
 		p.X.Label.Text = "hand size"
+		p.X.Tick.Marker = handTicks{}
 		p.Y.Label.Text = "squish probability"
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = probabilityTicks{}
@@ -162,4 +163,19 @@ func (probabilityTicks) Ticks(min, max float64) []plot.Tick {
 		}
 	}
 	return ticks
+}
+
+// handTicks marks every hand size, labelling 1 and the multiples of 4.
+type handTicks struct{}
+
+func (handTicks) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	for h := math.Ceil(min); h <= max; h++ {
+		t := plot.Tick{Value: h}
+		if h == 1 || math.Mod(h, 4) == 0 {
+			t.Label = strconv.FormatFloat(h, 'f', 0, 64)
+		}
+		out = append(out, t)
+	}
+	return out
 }

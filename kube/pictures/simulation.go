@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"image/color"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -224,8 +225,11 @@ func Simulation(title string, runs ...SimulationRun) *Figure {
 	addOutcomeBars(counts, runs, hashes)
 	// Room above the data for the legends.
 	for _, p := range []*plot.Plot{waiting, executing, counts} {
-		p.Y.Max *= 1.3
+		p.Y.Max = math.Ceil(p.Y.Max * 1.3)
+		p.Y.Tick.Marker = integerTicks{}
 	}
+	counts.X.Max += 0.4 // room for the last flow's label
+	counts.X.Tick.Label.Font.Size = 9
 	fig.Plots = [][]*plot.Plot{{waiting, cdf}, {executing, counts}}
 	for _, run := range runs {
 		if run.Omitted > 0 {
@@ -356,4 +360,20 @@ func simulationTable(runs []SimulationRun) [][]string {
 		}
 	}
 	return t
+}
+
+// integerTicks keeps the default ticks that fall on integers.
+type integerTicks struct{}
+
+func (integerTicks) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	for _, t := range (plot.DefaultTicks{}).Ticks(min, max) {
+		if t.Value == math.Trunc(t.Value) {
+			if t.Label != "" {
+				t.Label = strconv.FormatFloat(t.Value, 'f', 0, 64)
+			}
+			out = append(out, t)
+		}
+	}
+	return out
 }
