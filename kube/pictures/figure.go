@@ -63,20 +63,14 @@ func headerStyle(size vg.Length) text.Style {
 	}
 }
 
-// draw draws the figure onto c.
-func (f *Figure) draw(c draw.Canvas) {
+// draw draws the figure onto c, with the title and notes if header.
+func (f *Figure) draw(c draw.Canvas, header bool) {
 	c.SetColor(color.White)
 	c.Fill(c.Rectangle.Path())
-	title, note := headerStyle(15), headerStyle(10)
 	const margin = 10
 	y := c.Max.Y - margin
-	if f.Title != "" {
-		c.FillText(title, vg.Point{X: c.Min.X + margin, Y: y}, f.Title)
-		y -= title.Height(f.Title) + 4
-	}
-	for _, n := range f.Notes {
-		c.FillText(note, vg.Point{X: c.Min.X + margin, Y: y}, n)
-		y -= note.Height(n) + 2
+	if header {
+		y = f.drawHeader(c, vg.Point{X: c.Min.X + margin, Y: y})
 	}
 	rows := len(f.Plots)
 	if rows == 0 {
@@ -98,20 +92,20 @@ func (f *Figure) draw(c draw.Canvas) {
 // safeDraw draws the figure, turning a panic of the plotting library (it
 // panics on data it cannot place, such as a logarithmic axis without a
 // positive value) into an error.
-func (f *Figure) safeDraw(c draw.Canvas) (err error) {
+func (f *Figure) safeDraw(c draw.Canvas, header bool) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("pictures: drawing %q: %v", f.Title, p)
 		}
 	}()
-	f.draw(c)
+	f.draw(c, header)
 	return nil
 }
 
 // WriteSVG writes the figure as an SVG document, its data series as JSON in
 // a <metadata id="fairslice-data"> element.
 func (f *Figure) WriteSVG(w io.Writer) error {
-	b, err := f.svg()
+	b, err := f.svg(true)
 	if err != nil {
 		return err
 	}
@@ -119,12 +113,15 @@ func (f *Figure) WriteSVG(w io.Writer) error {
 	return err
 }
 
-// svg renders the figure and inserts the metadata element after the root
-// element's start tag.
-func (f *Figure) svg() ([]byte, error) {
+// svg renders the figure (with its title and notes if header) and inserts
+// the metadata element after the root element's start tag.
+func (f *Figure) svg(header bool) ([]byte, error) {
 	width, height := f.size()
+	if !header {
+		height -= f.headerHeight()
+	}
 	c := vgsvg.New(width, height)
-	if err := f.safeDraw(draw.New(c)); err != nil {
+	if err := f.safeDraw(draw.New(c), header); err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
@@ -155,11 +152,39 @@ func xmlText(s string) string {
 	return b.String()
 }
 
+// drawHeader writes the title and notes from pt down and returns where
+// they end.
+func (f *Figure) drawHeader(c draw.Canvas, pt vg.Point) vg.Length {
+	title, note := headerStyle(15), headerStyle(10)
+	if f.Title != "" {
+		c.FillText(title, pt, f.Title)
+		pt.Y -= title.Height(f.Title) + 4
+	}
+	for _, n := range f.Notes {
+		c.FillText(note, pt, n)
+		pt.Y -= note.Height(n) + 2
+	}
+	return pt.Y
+}
+
+// headerHeight is the height the title and notes take.
+func (f *Figure) headerHeight() vg.Length {
+	title, note := headerStyle(15), headerStyle(10)
+	h := vg.Length(0)
+	if f.Title != "" {
+		h += title.Height(f.Title) + 4
+	}
+	for _, n := range f.Notes {
+		h += note.Height(n) + 2
+	}
+	return h
+}
+
 // WritePNG writes the figure as a PNG image at 96 dots per inch.
 func (f *Figure) WritePNG(w io.Writer) error {
 	width, height := f.size()
 	c := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(96))}
-	if err := f.safeDraw(draw.New(c)); err != nil {
+	if err := f.safeDraw(draw.New(c), true); err != nil {
 		return err
 	}
 	_, err := c.WriteTo(w)
@@ -194,9 +219,10 @@ th { background: #f4f4f4; }
 `))
 
 // WriteHTML writes the figure as one self-contained HTML page (well-formed
-// XHTML as well): the title and notes, the SVG inline, and Table.
+// XHTML as well): the title and notes as text, the SVG inline without
+// them, and Table.
 func (f *Figure) WriteHTML(w io.Writer) error {
-	svg, err := f.svg()
+	svg, err := f.svg(false) // the page writes the title and notes as text
 	if err != nil {
 		return err
 	}
