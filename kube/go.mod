@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/go-logr/logr v1.4.3
 	github.com/google/go-cmp v0.7.0
+	gonum.org/v1/plot v0.17.0
 	k8s.io/klog/v2 v2.140.0
 )
 
@@ -23,7 +24,6 @@ require (
 	github.com/vishvananda/netlink v1.3.1 // indirect
 	github.com/vishvananda/netns v0.0.5 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	gonum.org/v1/plot v0.17.0 // indirect
 	sigs.k8s.io/knftables v0.0.22 // indirect
 )
 
