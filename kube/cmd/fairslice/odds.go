@@ -134,6 +134,8 @@ all hands independent and uniformly random. Without --config, --queues or
 table of the Kubernetes API Priority and Fairness documentation. The bits
 column is the hash entropy the dealer requires; configurations needing more
 than 60 bits, which Kubernetes rejects, are marked with *.
+--svg FILE (or --html FILE) draws the table's cells as points over a curve
+per deck through every hand size, one panel per number of elephants.
 
 Examples:
   fairslice odds

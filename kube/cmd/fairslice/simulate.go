@@ -64,6 +64,10 @@ index) goes to standard error. --upstream runs Kubernetes' own QueueSet
 scenarios that shrink the number of queues, which is reported as an error.
 --summary prints the summary to standard output after the results instead.
 
+--svg FILE and --html FILE also draw the run: per flow, requests waiting
+and executing over time (rejections and dispatches marked), the wait-time
+CDF and the outcomes; --compare runs the other engine too and draws both.
+
 Exit status: 0 success or help, 1 unreadable or invalid scenario (every
 problem is listed, naming the request and field), 2 bad command line.
 
