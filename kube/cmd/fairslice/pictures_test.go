@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -43,11 +44,7 @@ var picturesUpdate = flag.Bool("pictures.update", false, "rewrite ../docs/img/*.
 // commands draw today.
 func TestReadmePictures(t *testing.T) {
 	// The commands run from kube/, as the README shows them.
-	wd, _ := os.Getwd()
-	if err := os.Chdir("../.."); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chdir(wd)
+	t.Chdir("../..")
 	for _, p := range readmePictures {
 		got := filepath.Join(t.TempDir(), p.file)
 		args := append(slices.Clone(p.args), "--svg", got)
@@ -81,28 +78,12 @@ func TestReadmePictures(t *testing.T) {
 // viewBox, holding the data of the picture.
 func checkSVG(t *testing.T, name string, b []byte) {
 	t.Helper()
-	d := xml.NewDecoder(bytes.NewReader(b))
-	d.Strict = true
 	var root *xml.StartElement
-	depth := 0
-	for {
-		tok, err := d.Token()
-		if err != nil {
-			if err.Error() != "EOF" {
-				t.Errorf("%s: not well-formed XML: %v", name, err)
-			}
-			break
+	depth := walkXML(t, name, b, func(e xml.StartElement) {
+		if root == nil {
+			root = &e
 		}
-		switch e := tok.(type) {
-		case xml.StartElement:
-			if root == nil {
-				root = &e
-			}
-			depth++
-		case xml.EndElement:
-			depth--
-		}
-	}
+	})
 	if root == nil || root.Name.Local != "svg" || root.Name.Space != "http://www.w3.org/2000/svg" {
 		t.Fatalf("%s: root element %v, want svg in the SVG namespace", name, root)
 	}
@@ -124,32 +105,46 @@ func checkSVG(t *testing.T, name string, b []byte) {
 	}
 }
 
+// walkXML parses b as strict XML (with HTML's entities), calling start for
+// every start element, and returns how many elements were left open.
+func walkXML(t *testing.T, name string, b []byte, start func(xml.StartElement)) (depth int) {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(b))
+	d.Strict = true
+	d.Entity = xml.HTMLEntity
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return depth
+		}
+		if err != nil {
+			t.Errorf("%s: not well-formed: %v", name, err)
+			return depth
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			start(e)
+			depth++
+		case xml.EndElement:
+			depth--
+		}
+	}
+}
+
 // checkHTML checks that b is one self-contained page: well-formed (XHTML),
 // an <html> root with a <title>, the picture inline as <svg>, and nothing
 // loaded from elsewhere.
 func checkHTML(t *testing.T, name string, b []byte) {
 	t.Helper()
-	d := xml.NewDecoder(bytes.NewReader(b))
-	d.Strict = true
-	d.Entity = xml.HTMLEntity
 	var names []string
-	for {
-		tok, err := d.Token()
-		if err != nil {
-			if err.Error() != "EOF" {
-				t.Errorf("%s: not well-formed: %v", name, err)
-			}
-			break
-		}
-		if e, ok := tok.(xml.StartElement); ok {
-			names = append(names, e.Name.Local)
-			for _, a := range e.Attr {
-				if (a.Name.Local == "src" || a.Name.Local == "href") && !strings.HasPrefix(a.Value, "#") {
-					t.Errorf("%s: <%s %s=%q> loads from elsewhere", name, e.Name.Local, a.Name.Local, a.Value)
-				}
+	walkXML(t, name, b, func(e xml.StartElement) {
+		names = append(names, e.Name.Local)
+		for _, a := range e.Attr {
+			if (a.Name.Local == "src" || a.Name.Local == "href") && !strings.HasPrefix(a.Value, "#") {
+				t.Errorf("%s: <%s %s=%q> loads from elsewhere", name, e.Name.Local, a.Name.Local, a.Value)
 			}
 		}
-	}
+	})
 	if !bytes.HasPrefix(b, []byte("<!DOCTYPE html>")) || len(names) == 0 || names[0] != "html" {
 		t.Errorf("%s: want a <!DOCTYPE html> page with an <html> root, got elements %v", name, names[:min(len(names), 3)])
 	}
