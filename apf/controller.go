@@ -17,6 +17,15 @@ import (
 // concurrency among the priority levels.
 const BorrowingAdjustmentPeriod = 10 * time.Second
 
+// ManualAdjustment, as Options.AdjustPeriod, turns the controller's own
+// periodic borrowing adjustment off; the caller calls AdjustBorrowing.
+const ManualAdjustment time.Duration = -1
+
+// StarvationAdjustInterval is the shortest time between two adjustments
+// that Options.AdjustOnStarvation triggers, so that a level that cannot get
+// seats (the server is saturated) does not cause one per request.
+const StarvationAdjustInterval = time.Second
+
 // ErrClosed is returned by Wait after Close, and to requests still waiting
 // when Close is called.
 var ErrClosed = errors.New("apf: controller closed")
@@ -31,11 +40,22 @@ type Options struct {
 	Clock fairqueue.Clock
 	// Observer receives metrics events; nil ignores them.
 	Observer Observer
-	// AdjustPeriod, if positive, makes the controller run the borrowing
-	// adjustment itself every AdjustPeriod (BorrowingAdjustmentPeriod is
-	// upstream's) on a ticker it owns until Close. With 0 the caller calls
-	// AdjustBorrowing.
+	// AdjustPeriod is how often the controller runs the borrowing
+	// adjustment itself, on a timer of its Clock, until Close. Zero means
+	// BorrowingAdjustmentPeriod (10 s), as upstream's controller does: a
+	// level whose limit is 0 seats (at a small ServerConcurrencyLimit,
+	// global-default starts so) gets seats at the next adjustment after
+	// demand appears, so a request waits at most one period. ManualAdjustment
+	// (any negative value) opts out: the caller then runs AdjustBorrowing on
+	// its own schedule, and a level left at 0 seats serves nothing until it
+	// does.
 	AdjustPeriod time.Duration
+	// AdjustOnStarvation, beyond upstream, runs a borrowing adjustment at
+	// once when a request starts waiting at a non-exempt level whose limit
+	// is 0 seats, instead of leaving it to wait for the next period (at most
+	// one such adjustment per StarvationAdjustInterval). It applies with any
+	// AdjustPeriod; StandaloneOptions turns it on.
+	AdjustOnStarvation bool
 	// Borrowing selects deliberate departures from upstream's borrowing
 	// (flowschema.BorrowingOptions); the zero value is upstream's.
 	Borrowing flowschema.BorrowingOptions
@@ -133,8 +153,13 @@ type Controller struct {
 	closing   chan struct{}
 	tickets   sync.Pool // of *ticket
 	closeOnce sync.Once
-	tickStop  chan struct{}
-	tickDone  chan struct{}
+
+	period      time.Duration // of the own adjustment; 0: manual
+	starvation  bool          // Options.AdjustOnStarvation
+	lastStarved time.Time     // guarded by mu
+	adjMu       sync.Mutex    // adjTimer and its arming against Close
+	adjTimer    fairqueue.Timer
+	adjRunning  sync.WaitGroup // periodic adjustments running
 }
 
 // snapshot is an immutable view of the configuration for the request path.
@@ -152,9 +177,6 @@ func New(objects *flowschema.Config, opts Options) (*Controller, error) {
 	var errs []error
 	if opts.ServerConcurrencyLimit <= 0 {
 		errs = append(errs, fmt.Errorf("apf: Options.ServerConcurrencyLimit=%d must be positive", opts.ServerConcurrencyLimit))
-	}
-	if opts.AdjustPeriod < 0 {
-		errs = append(errs, fmt.Errorf("apf: Options.AdjustPeriod=%v must not be negative", opts.AdjustPeriod))
 	}
 	if opts.QueueSet.ServiceDuration < 0 {
 		errs = append(errs, fmt.Errorf("apf: Options.QueueSet.ServiceDuration=%v must not be negative", opts.QueueSet.ServiceDuration))
@@ -181,25 +203,55 @@ func New(objects *flowschema.Config, opts Options) (*Controller, error) {
 	if err := c.Reconfigure(objects); err != nil {
 		return nil, err
 	}
-	if opts.AdjustPeriod > 0 {
-		c.tickStop, c.tickDone = make(chan struct{}), make(chan struct{})
-		go c.tick(opts.AdjustPeriod)
+	switch {
+	case opts.AdjustPeriod == 0:
+		c.period = BorrowingAdjustmentPeriod
+	case opts.AdjustPeriod > 0:
+		c.period = opts.AdjustPeriod
+	}
+	c.starvation = opts.AdjustOnStarvation
+	if c.period > 0 {
+		c.scheduleAdjust()
 	}
 	return c, nil
 }
 
-func (c *Controller) tick(period time.Duration) {
-	defer close(c.tickDone)
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			c.AdjustBorrowing(c.clock.Now())
-		case <-c.tickStop:
-			return
-		}
+// scheduleAdjust arms the timer of the next periodic adjustment.
+func (c *Controller) scheduleAdjust() {
+	c.adjMu.Lock()
+	defer c.adjMu.Unlock()
+	if c.closed.Load() {
+		return
 	}
+	c.adjTimer = c.clock.AfterFunc(c.period, c.periodicAdjust)
+}
+
+// periodicAdjust is the timer's function: one adjustment, then the next
+// timer. Close waits for one that has started.
+func (c *Controller) periodicAdjust() {
+	c.adjMu.Lock()
+	if c.closed.Load() {
+		c.adjMu.Unlock()
+		return
+	}
+	c.adjRunning.Add(1)
+	c.adjMu.Unlock()
+	defer c.adjRunning.Done()
+	c.AdjustBorrowing(c.clock.Now())
+	c.scheduleAdjust()
+}
+
+// starved runs the adjustment of Options.AdjustOnStarvation for a request
+// that has started waiting at a level with no seats.
+func (c *Controller) starved() {
+	now := c.clock.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed.Load() || (!c.lastStarved.IsZero() && now.Sub(c.lastStarved) < StarvationAdjustInterval) {
+		return
+	}
+	c.lastStarved = now
+	c.adjustLocked(now)
 }
 
 // Reconfigure replaces the FlowSchemas and priority levels (nil: the
@@ -300,7 +352,8 @@ func (c *Controller) sortedLevels() []*level {
 // AdjustBorrowing runs the periodic borrowing adjustment at now: every
 // level's seat demand over the period is summarized and smoothed, and the
 // server's concurrency is re-divided as upstream does every 10 seconds.
-// Call it every BorrowingAdjustmentPeriod, or set Options.AdjustPeriod.
+// The controller calls it itself every Options.AdjustPeriod unless that is
+// ManualAdjustment; it may also be called at any other time.
 func (c *Controller) AdjustBorrowing(now time.Time) {
 	if c.closed.Load() {
 		return
@@ -466,7 +519,11 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (Tic
 		// Only a waiting request needs a channel to be woken by; its
 		// dispatch needs lv.mu, so it cannot happen before this.
 		t.ready = make(chan struct{})
+		starved := c.starvation && !lv.exempt && lv.qcfg.ConcurrencyLimit == 0
 		lv.mu.Unlock()
+		if starved {
+			c.starved()
+		}
 		break
 	}
 	var err error
@@ -579,17 +636,19 @@ func (c *Controller) maybeReap(lv *level) {
 	c.adjustLocked(c.clock.Now())
 }
 
-// Close stops the adjustment ticker, ends every waiting request with
+// Close stops the periodic adjustment, ends every waiting request with
 // ErrClosed, releases final seats at once and makes Wait fail with
 // ErrClosed. Executing requests can still Finish. Close is idempotent.
 func (c *Controller) Close() {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
 		close(c.closing)
-		if c.tickStop != nil {
-			close(c.tickStop)
-			<-c.tickDone
+		c.adjMu.Lock()
+		if c.adjTimer != nil {
+			c.adjTimer.Stop()
 		}
+		c.adjMu.Unlock()
+		c.adjRunning.Wait() // one that is running ends without re-arming
 		c.mu.Lock()
 		levels := c.sortedLevels()
 		c.mu.Unlock()

@@ -267,8 +267,8 @@ func TestFinalSeatsReleasedByTimer(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	_, err := New(nil, Options{ServerConcurrencyLimit: 0, AdjustPeriod: -1})
-	if err == nil || !strings.Contains(err.Error(), "ServerConcurrencyLimit=0") || !strings.Contains(err.Error(), "AdjustPeriod=-1ns") {
+	_, err := New(nil, Options{ServerConcurrencyLimit: 0, QueueSet: fairqueue.Config{ServiceDuration: -1}})
+	if err == nil || !strings.Contains(err.Error(), "ServerConcurrencyLimit=0") || !strings.Contains(err.Error(), "ServiceDuration=-1ns") {
 		t.Errorf("New(bad options) error = %v", err)
 	}
 }

@@ -11,9 +11,14 @@
 // server concurrency limit in seats. Each priority level has one fair
 // queue set (package fairqueue) whose concurrency limit comes from the
 // level's share of the server (flowschema.ComputeLimits) and from the
-// periodic borrowing adjustment (flowschema.Borrow), which AdjustBorrowing
-// runs at an explicit time and Options.AdjustPeriod runs on a ticker the
-// controller owns until Close.
+// periodic borrowing adjustment (flowschema.Borrow), which the controller
+// runs every 10 s on its Clock until Close, as upstream does
+// (Options.AdjustPeriod; ManualAdjustment leaves it to the caller's
+// AdjustBorrowing). The adjustment is what gives seats to a level that has
+// none: at a small server concurrency a level that may lend all its seats
+// starts at 0 and serves nothing until an adjustment sees its demand, so a
+// request waits up to one period there (Options.AdjustOnStarvation, in
+// StandaloneOptions, adjusts at once instead).
 //
 // A request's path: its attributes (RequestInfo; ParseRequestInfo reads
 // Kubernetes API paths) and user are classified to a FlowSchema, a level
