@@ -26,7 +26,8 @@ const ManualAdjustment time.Duration = -1
 // seats (the server is saturated) does not cause one per request.
 const StarvationAdjustInterval = time.Second
 
-// ErrClosed is returned by Wait after Close, and to requests still waiting
+// ErrClosed is matched (errors.Is) by the *ClosedError that Wait returns
+// after Close or once Shutdown has begun, and to requests still waiting
 // when Close is called.
 var ErrClosed = errors.New("apf: controller closed")
 
@@ -59,6 +60,14 @@ type Options struct {
 	// Borrowing selects deliberate departures from upstream's borrowing
 	// (flowschema.BorrowingOptions); the zero value is upstream's.
 	Borrowing flowschema.BorrowingOptions
+	// Lenient makes New and Reconfigure take a configuration as upstream's
+	// APF controller alone does: objects that flowschema.Validate refuses
+	// are used as far as they go (a broken level is ignored and its
+	// FlowSchemas skipped), and the mandatory objects the configuration
+	// lacks are added only after references are resolved, so a FlowSchema
+	// naming a missing exempt level is skipped. For differential testing
+	// against that controller; the zero value is strict (see New).
+	Lenient bool
 	// QueueSet carries the fairqueue options every priority level's queue
 	// set gets (the Fix… switches, ServiceDuration); its Name, Queues,
 	// HandSize, QueueLengthLimit and ConcurrencyLimit are ignored.
@@ -144,12 +153,15 @@ type Controller struct {
 	borrow   flowschema.BorrowingOptions
 	retry    *RetryAfter
 
-	mu      sync.Mutex // configuration, adjustment and reaping
-	levels  map[string]*level
-	objects *flowschema.Config
-	snap    atomic.Pointer[snapshot]
+	mu       sync.Mutex // configuration, adjustment and reaping
+	levels   map[string]*level
+	objects  *flowschema.Config
+	findings []flowschema.Finding
+	lenient  bool
+	snap     atomic.Pointer[snapshot]
 
 	closed    atomic.Bool
+	draining  atomic.Bool // Shutdown has begun
 	closing   chan struct{}
 	tickets   sync.Pool // of *ticket
 	closeOnce sync.Once
@@ -170,9 +182,19 @@ type snapshot struct {
 }
 
 // New returns a controller for objects (nil: upstream's bootstrap
-// configuration, flowschema.DefaultConfig). Objects are compiled as
-// flowschema.Compile does (defaults, mandatory objects added); New fails
-// only on what Compile rejects and on invalid options.
+// configuration, flowschema.DefaultConfig).
+//
+// The configuration is taken as a cluster's API server would have it: New
+// refuses what flowschema.Validate refuses (the API server never stores
+// such objects), returning every field error at once (an
+// flowschema.ErrorList, reachable with errors.As), and adds the mandatory
+// objects the configuration lacks before resolving references, as they
+// always exist in a cluster (flowschema.WithMandatory), so a FlowSchema
+// naming the exempt level works without the level in the file. What
+// upstream accepts but ignores (a dangling FlowSchema, a level no
+// FlowSchema reaches, a shadowed FlowSchema) is reported by Findings.
+// Options.Lenient takes the configuration as upstream's controller alone
+// does instead. New also fails on invalid options.
 func New(objects *flowschema.Config, opts Options) (*Controller, error) {
 	var errs []error
 	if opts.ServerConcurrencyLimit <= 0 {
@@ -189,7 +211,7 @@ func New(objects *flowschema.Config, opts Options) (*Controller, error) {
 	}
 	c := &Controller{
 		clock: opts.Clock, obs: opts.Observer, serverCL: opts.ServerConcurrencyLimit,
-		base: opts.QueueSet, borrow: opts.Borrowing, retry: NewRetryAfter(),
+		base: opts.QueueSet, borrow: opts.Borrowing, retry: NewRetryAfter(), lenient: opts.Lenient,
 		levels: map[string]*level{}, closing: make(chan struct{}),
 	}
 	if c.clock == nil {
@@ -255,21 +277,52 @@ func (c *Controller) starved() {
 }
 
 // Reconfigure replaces the FlowSchemas and priority levels (nil: the
-// bootstrap configuration). Priority levels that stay keep their queues
-// and requests; new ones start empty; removed ones quiesce. It recomputes
-// every level's limits and runs a borrowing adjustment, as upstream does
-// on every configuration change. On error nothing changes.
+// bootstrap configuration), checked and completed as New does. Priority
+// levels that stay keep their queues and requests; new ones start empty;
+// removed ones quiesce. It recomputes every level's limits and runs a
+// borrowing adjustment, as upstream does on every configuration change. On
+// error (a configuration New would refuse) nothing changes: the previous
+// configuration stays in force.
 func (c *Controller) Reconfigure(objects *flowschema.Config) error {
+	_, err := c.Apply(objects)
+	return err
+}
+
+// Apply is Reconfigure returning the findings of the new configuration
+// (see Findings) for the caller to log.
+func (c *Controller) Apply(objects *flowschema.Config) ([]flowschema.Finding, error) {
 	if objects == nil {
 		objects = flowschema.DefaultConfig()
 	}
+	if !c.lenient {
+		if err := flowschema.Validate(objects); err != nil {
+			return nil, fmt.Errorf("apf: configuration refused: %w", err)
+		}
+		objects = flowschema.WithMandatory(objects)
+	}
 	cls, err := flowschema.Compile(objects)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	findings := cls.Lint()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.digestLocked(c.clock.Now(), cls, objects.DeepCopy())
+	if err := c.digestLocked(c.clock.Now(), cls, objects.DeepCopy()); err != nil {
+		return nil, err
+	}
+	c.findings = findings
+	return slices.Clone(findings), nil
+}
+
+// Findings returns what flowschema's Lint finds in the configuration in
+// force: FlowSchemas upstream skips (dangling) or can never select
+// (shadowed, never-matches), and priority levels it ignores or no
+// FlowSchema reaches. None stops the configuration from being used, as
+// none stops upstream; they are mistakes worth logging.
+func (c *Controller) Findings() []flowschema.Finding {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.findings)
 }
 
 func (c *Controller) digestLocked(now time.Time, cls *flowschema.Classifier, objects *flowschema.Config) error {
@@ -467,14 +520,16 @@ func (c *Controller) recycle(t *ticket) {
 // if the request is rejected on arrival (queue-full, concurrency-limit) or
 // its context ends while it waits (time-out; ctx's deadline is the wait
 // limit: the middleware applies upstream's, see
-// fairqueue.UpstreamWaitLimit), or ErrClosed after Close. A request whose context
+// fairqueue.UpstreamWaitLimit), or a *ClosedError (matching ErrClosed)
+// after Close or once Shutdown has begun. A request whose context
 // has already ended is rejected with time-out without entering a queue.
 // If ctx ends just as the request is dispatched, the Ticket is returned.
 func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (Ticket, error) {
-	if c.closed.Load() {
-		return Ticket{}, ErrClosed
-	}
 	fr := req.classifierRequest()
+	if c.closed.Load() || c.draining.Load() {
+		s := c.snap.Load()
+		return Ticket{}, c.closedError(s.classification(s.cls.Classify(&fr)))
+	}
 	t := c.newTicket()
 	for {
 		s := c.snap.Load()
@@ -553,8 +608,9 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (Tic
 		c.maybeReap(lv)
 	}
 	if err == ErrClosed {
+		e := c.closedError(t.cl)
 		c.recycle(t)
-		return Ticket{}, ErrClosed
+		return Ticket{}, e
 	}
 	return Ticket{}, c.rejected(t, fairqueue.ReasonTimeOut, err)
 }

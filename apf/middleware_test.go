@@ -126,8 +126,10 @@ func TestHandlerErrors(t *testing.T) {
 	}
 	h, _ = c.Handler(http.NotFoundHandler(), HandlerOptions{User: RequestHeaderUser})
 	c.Close()
-	if rec := get(t, h, "/api/v1/pods", "x", "tenants"); rec.Code != http.StatusServiceUnavailable {
-		t.Errorf("request after Close: %d, want 503", rec.Code)
+	rec := get(t, h, "/api/v1/pods", "x", "tenants")
+	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "5" ||
+		rec.Header().Get("X-Kubernetes-PF-PriorityLevel-UID") == "" || rec.Header().Get("X-Kubernetes-PF-FlowSchema-UID") == "" {
+		t.Errorf("request after Close: %d %v, want 429 with Retry-After 5 and the PF headers", rec.Code, rec.Header())
 	}
 }
 

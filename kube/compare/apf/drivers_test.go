@@ -484,8 +484,10 @@ func newOurs(tb testing.TB, cfg *flowschema.Config, serverCL int) *oursDriver {
 	d := &oursDriver{tb: tb, clk: &manualClock{now: start}, slots: map[int]*slot{}, ids: map[*apf.Request]int{},
 		metrics: dispatchMetrics{Virtual: map[string][6]float64{}, NoFit: map[string]float64{}}}
 	// Upstream's periodic adjustment runs on real time; the scenarios run
-	// both sides' adjustments as events instead.
-	c, err := apf.New(cfg, apf.Options{ServerConcurrencyLimit: serverCL, Clock: d.clk, Observer: observer{d: d}, AdjustPeriod: apf.ManualAdjustment})
+	// both sides' adjustments as events instead. Lenient: upstream's
+	// controller is given the objects alone, with no API server validating
+	// them or creating the mandatory ones first.
+	c, err := apf.New(cfg, apf.Options{ServerConcurrencyLimit: serverCL, Clock: d.clk, Observer: observer{d: d}, AdjustPeriod: apf.ManualAdjustment, Lenient: true})
 	if err != nil {
 		tb.Fatal(err)
 	}
