@@ -152,7 +152,7 @@ func TestWaitQueueFullAndDispatch(t *testing.T) {
 		tk.Finish()
 	}
 	for range 3 {
-		r := <-results
+		r := recv(t, results, "result")
 		if r.err != nil {
 			t.Fatalf("queued request: %v", r.err)
 		}
@@ -161,7 +161,7 @@ func TestWaitQueueFullAndDispatch(t *testing.T) {
 		}
 		r.t.Finish()
 	}
-	r := <-results
+	r := recv(t, results, "result")
 	if r.err != nil {
 		t.Fatal(r.err)
 	}

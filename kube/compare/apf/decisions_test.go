@@ -9,10 +9,10 @@ import (
 	"unsafe"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	"k8s.io/apiserver/pkg/util/flowcontrol"
-	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/fairslice/fairslice/apf"
 )
