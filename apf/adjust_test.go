@@ -44,15 +44,17 @@ func waitAsync(t *testing.T, c *Controller, level string, req *Request) chan wai
 	return done
 }
 
-func receive(t *testing.T, ch chan waitResult, what string) waitResult {
+// zeroOptionsController is New(nil) with the zero Options but for the
+// server concurrency and a fake clock; it is closed when the test ends.
+func zeroOptionsController(t *testing.T, serverCL int) (*Controller, *fakeClock) {
 	t.Helper()
-	select {
-	case r := <-ch:
-		return r
-	case <-time.After(5 * time.Second):
-		t.Fatalf("%s: not admitted within 5 s of real time", what)
-		return waitResult{}
+	clk := newFakeClock()
+	c, err := New(nil, Options{ServerConcurrencyLimit: serverCL, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(c.Close)
+	return c, clk
 }
 
 // With the zero Options a level that starts at 0 seats (global-default at a
@@ -61,19 +63,14 @@ func receive(t *testing.T, ch chan waitResult, what string) waitResult {
 func TestZeroOptionsAdmitWithinOnePeriod(t *testing.T) {
 	for _, serverCL := range []int{4, 8, 16} {
 		t.Run(fmt.Sprintf("server=%d", serverCL), func(t *testing.T) {
-			clk := newFakeClock()
-			c, err := New(nil, Options{ServerConcurrencyLimit: serverCL, Clock: clk})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c, clk := zeroOptionsController(t, serverCL)
 			lim := c.Dump()[levelIndex(c, "global-default")].Limits
 			if serverCL < 16 && lim.Current != 0 {
 				t.Fatalf("global-default's initial limit at %d seats = %d, want 0 (the case under test)", serverCL, lim.Current)
 			}
 			done := waitAsync(t, c, "global-default", authenticated("alice"))
 			clk.Step(BorrowingAdjustmentPeriod)
-			r := receive(t, done, "lone request")
+			r := recv(t, done, "lone request")
 			if r.err != nil {
 				t.Fatalf("Wait = %v, want admitted", r.err)
 			}
@@ -100,7 +97,7 @@ func TestManualAdjustment(t *testing.T) {
 		t.Fatal("admitted without an adjustment, want waiting")
 	}
 	c.AdjustBorrowing(clk.Now())
-	if r := receive(t, done, "after AdjustBorrowing"); r.err != nil {
+	if r := recv(t, done, "after AdjustBorrowing"); r.err != nil {
 		t.Fatalf("Wait = %v, want admitted", r.err)
 	} else {
 		r.t.Finish()
@@ -125,7 +122,7 @@ func TestAdjustOnStarvation(t *testing.T) {
 				tk, err := c.Wait(context.Background(), authenticated("alice"), nil)
 				done <- waitResult{tk, err}
 			}()
-			r := receive(t, done, "first request")
+			r := recv(t, done, "first request")
 			if r.err != nil {
 				t.Fatalf("Wait = %v, want admitted", r.err)
 			}
@@ -146,12 +143,7 @@ func TestHandlerZeroOptionsAdmitWithinOnePeriod(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	for _, serverCL := range []int{4, 8, 16} {
 		t.Run(fmt.Sprintf("server=%d", serverCL), func(t *testing.T) {
-			clk := newFakeClock()
-			c, err := New(nil, Options{ServerConcurrencyLimit: serverCL, Clock: clk})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c, clk := zeroOptionsController(t, serverCL)
 			h, err := c.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), HandlerOptions{User: RequestHeaderUser})
 			if err != nil {
 				t.Fatal(err)

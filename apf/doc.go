@@ -65,6 +65,18 @@
 //
 // # Deliberate differences
 //
+//   - A configuration is taken as a cluster holds it, not as upstream's
+//     controller alone would digest it: New and Reconfigure refuse what
+//     the API server's validation refuses, and add the mandatory objects
+//     a configuration lacks before resolving references (in a cluster the
+//     API server has created them), so a FlowSchema naming the exempt
+//     level works without the level. Options.Lenient restores the
+//     controller-alone behaviour; kube/compare/apf uses it, so that both
+//     sides see the same objects.
+//   - Refusals after Shutdown begins, or after Close, are upstream's
+//     shutting-down answer (429, Retry-After 5) with the PF headers.
+//   - Beyond upstream and off by default: Options.AdjustOnStarvation and
+//     the fixes StandaloneOptions turns on.
 //   - Configuration files carry no UIDs, so the response headers carry a
 //     UID derived from the object's kind and name (stable across servers).
 //   - A request whose context has already ended is rejected (time-out)

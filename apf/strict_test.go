@@ -9,32 +9,13 @@ import (
 	"github.com/fairslice/fairslice/flowschema"
 )
 
-// A level "work" and a FlowSchema sending group "tenants" to it; %s is the
-// level's queuing block.
-const strictYAML = `
-apiVersion: flowcontrol.apiserver.k8s.io/v1
-kind: PriorityLevelConfiguration
-metadata: {name: work}
-spec:
-  type: Limited
-  limited:
-    nominalConcurrencyShares: 10
-    %s
----
-apiVersion: flowcontrol.apiserver.k8s.io/v1
-kind: FlowSchema
-metadata: {name: tenants}
-spec:
-  priorityLevelConfiguration: {name: work}
-  matchingPrecedence: 500
-  distinguisherMethod: {type: ByUser}
-  rules:
-  - subjects: [{kind: Group, group: {name: tenants}}]
-    resourceRules: [{verbs: ["*"], apiGroups: ["*"], resources: ["*"], namespaces: ["*"], clusterScope: true}]
-`
-
+// strictConfig is testConfigYAML with the level's limitResponse replaced.
 func strictConfig(t *testing.T, limitResponse string) *flowschema.Config {
-	return mustDecode(t, strings.Replace(strictYAML, "%s", limitResponse, 1))
+	const lr = "limitResponse:\n      type: Queue\n      queuing: {queues: 4, handSize: 2, queueLengthLimit: 2}"
+	if !strings.Contains(testConfigYAML, lr) {
+		t.Fatal("testConfigYAML has changed: update strictConfig")
+	}
+	return mustDecode(t, strings.Replace(testConfigYAML, lr, limitResponse, 1))
 }
 
 // New and Reconfigure refuse what the API server's validation refuses,
