@@ -3,6 +3,7 @@ package apf
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -152,5 +153,35 @@ spec:
 	defer lenient.Close()
 	if cl := lenient.Classify(healthz); cl.FlowSchema == "healthz" {
 		t.Errorf("Lenient: Classify(/healthz) = %s, want the dangling healthz skipped as upstream does", cl.FlowSchema)
+	}
+}
+
+// Even taken leniently, a Limited level with negative queues is limited:
+// upstream's queue set takes queues <= 0 as no queuing (admit up to the
+// limit, reject the rest), never as exempt.
+func TestLenientNegativeQueuesStayLimited(t *testing.T) {
+	cfg := strictConfig(t, `limitResponse: {type: Queue, queuing: {queues: -1, handSize: 1, queueLengthLimit: 5}}`)
+	c, err := New(cfg, Options{ServerConcurrencyLimit: 20, Lenient: true, AdjustPeriod: ManualAdjustment})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	limit := c.Dump()[levelIndex(c, "work")].Limits.Current
+	admitted, rejected := 0, 0
+	var held []Ticket
+	for i := range 100 {
+		tk, err := c.Wait(context.Background(), tenant(fmt.Sprint("u", i)), nil)
+		if err != nil {
+			rejected++
+			continue
+		}
+		admitted++
+		held = append(held, tk)
+	}
+	for _, tk := range held {
+		tk.Finish()
+	}
+	if limit <= 0 || admitted != limit || rejected != 100-limit {
+		t.Errorf("queues -1, limit %d: admitted %d, rejected %d of 100; want %d admitted", limit, admitted, rejected, limit)
 	}
 }
