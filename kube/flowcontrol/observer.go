@@ -29,7 +29,7 @@ type observer struct {
 // counts behind the seat-demand gauge.
 type levelGauges struct {
 	waiting, executing, execSeats, demand metrics.RatioedGauge
-	seatsInUse, seatsWaiting           atomic.Int64
+	seatsInUse, seatsWaiting              atomic.Int64
 }
 
 func newObserver(c *Controller) *observer {
