@@ -39,16 +39,19 @@ var (
 
 // BenchmarkHandleInterface is one request through
 // utilflowcontrol.Interface.Handle, cycling over the mixed requests
-// (seven priority levels, exempt included), uncontended.
+// (seven priority levels, exempt included), uncontended. cpu-ns/op is the
+// process's CPU time per op (see cpuTime).
 func BenchmarkHandleInterface(b *testing.B) {
 	_, digests := mixedRequests(b)
 	ctx := context.Background()
 	for _, impl := range ifcImpls(b) {
 		b.Run(impl.name, func(b *testing.B) {
 			b.ReportAllocs()
+			cpu := cpuTime()
 			for i := 0; b.Loop(); i++ {
 				impl.ctl.Handle(ctx, digests[i%len(digests)], benchNote, benchEstimate, benchQueueNote, benchExec)
 			}
+			reportCPU(b, cpu)
 		})
 	}
 }
@@ -60,11 +63,13 @@ func BenchmarkHandleInterfaceParallel(b *testing.B) {
 	for _, impl := range ifcImpls(b) {
 		b.Run(impl.name, func(b *testing.B) {
 			b.ReportAllocs()
+			cpu := cpuTime()
 			b.RunParallel(func(pb *testing.PB) {
 				for i := 0; pb.Next(); i++ {
 					impl.ctl.Handle(ctx, digests[i%len(digests)], benchNote, benchEstimate, benchQueueNote, benchExec)
 				}
 			})
+			reportCPU(b, cpu)
 		})
 	}
 }
