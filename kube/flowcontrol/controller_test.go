@@ -320,3 +320,39 @@ func TestNewWithOptionsRejectsBadInput(t *testing.T) {
 		}
 	}
 }
+
+// A panic in execFn reaches Handle's caller (upstream's filter turns it
+// into the response) and the request's seat is given back.
+func TestHandleExecPanicReleasesSeat(t *testing.T) {
+	e := startEnv(t, testObjects(), "tenants")
+	rd := digest("crash", "tenants")
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("Handle with a panicking execFn: recovered %v, want boom", r)
+			}
+		}()
+		e.c.Handle(context.Background(), rd,
+			func(*flowcontrolv1.FlowSchema, *flowcontrolv1.PriorityLevelConfiguration, string) {},
+			func() fcrequest.WorkEstimate { return fcrequest.WorkEstimate{InitialSeats: 1} },
+			func(bool) {}, func() { panic("boom") })
+	}()
+	for _, d := range e.c.Dump() {
+		if d.Name == "tenants" && d.QueueSet.Executing != 0 {
+			t.Errorf("after the panic, level tenants has %d executing requests, want 0", d.QueueSet.Executing)
+		}
+	}
+	// Both seats are free: two requests execute at once.
+	var dones []chan struct{}
+	var releases []chan struct{}
+	for range 2 {
+		entered, release := make(chan struct{}), make(chan struct{})
+		_, done := handle(context.Background(), e.c, rd, entered, release)
+		waitFor(t, entered, "a request after the panic to execute")
+		dones, releases = append(dones, done), append(releases, release)
+	}
+	for i := range dones {
+		close(releases[i])
+		waitFor(t, dones[i], "Handle to return")
+	}
+}
