@@ -59,5 +59,8 @@
 //     apiserver_flowcontrol_epoch_advance_total is not written (apf's
 //     virtual-time epoch cannot underflow).
 //   - If noteFn's object has just been deleted by a concurrent
-//     reconfiguration, noteFn gets an object carrying only its name.
+//     reconfiguration, noteFn gets an object carrying only its name; if
+//     the request's level was dropped between classification and queuing
+//     (a quiescing level going idle at that moment), the request is
+//     classified again and noteFn and the estimator are called again.
 package flowcontrol
