@@ -330,7 +330,7 @@ var ifcCoverage = map[string]int{}
 // ifcReconf selects the reconfigurations: by default the scenarios
 // alternate between adding a level and removing one. With both in one
 // scenario ("add,remove") the test fails intermittently (about one run in
-// two, 6 scenarios each), not yet diagnosed: see the package's report.
+// two, 6 scenarios each), not yet diagnosed (see kube/README.md).
 var ifcReconf = flag.String("apfdiff.reconf", "alternate", "reconfigurations in TestDifferentialInterface: alternate, add, remove, add,remove, or none")
 
 // TestDifferentialInterface runs random scenarios, with a level added and
