@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/go-logr/logr v1.4.3
 	github.com/google/go-cmp v0.7.0
+	go.uber.org/goleak v1.3.0
 	gonum.org/v1/plot v0.17.0
 	k8s.io/klog/v2 v2.140.0
 )

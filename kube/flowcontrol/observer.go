@@ -1,0 +1,186 @@
+package flowcontrol
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"k8s.io/apiserver/pkg/util/flowcontrol/metrics"
+
+	"github.com/fairslice/fairslice/apf"
+	"github.com/fairslice/fairslice/fairqueue"
+)
+
+// observer turns the apf.Controller's events into calls of upstream's own
+// metrics functions and ratioed gauges (k8s.io/apiserver
+// pkg/util/flowcontrol/metrics), where upstream's queue set and controller
+// make them, and calls the filter's queueNoteFn. The apf.Controller calls
+// it with the request's level lock held, so the events of one level are
+// serialized.
+type observer struct {
+	c      *Controller
+	mu     sync.Mutex // writers of levels
+	levels atomic.Pointer[map[string]*levelGauges]
+}
+
+// levelGauges are upstream's per-level ratioed gauges and the seat
+// counts behind the seat-demand gauge.
+type levelGauges struct {
+	waiting, executing, execSeats, demand metrics.RatioedGauge
+	seatsInUse, seatsWaiting              atomic.Int64
+}
+
+func newObserver(c *Controller) *observer {
+	o := &observer{c: c}
+	o.levels.Store(&map[string]*levelGauges{})
+	return o
+}
+
+func (o *observer) level(pl string) *levelGauges {
+	if g := (*o.levels.Load())[pl]; g != nil {
+		return g
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	old := *o.levels.Load()
+	if g := old[pl]; g != nil {
+		return g
+	}
+	lv := []string{pl}
+	pair := metrics.RatioedGaugeVecPhasedElementPair(metrics.PriorityLevelConcurrencyGaugeVec, 1, 1, lv)
+	g := &levelGauges{
+		waiting: pair.RequestsWaiting, executing: pair.RequestsExecuting,
+		execSeats: metrics.PriorityLevelExecutionSeatsGaugeVec.NewForLabelValuesSafe(0, 1, lv),
+		demand:    metrics.ApiserverSeatDemands.NewForLabelValuesSafe(0, 1, lv),
+	}
+	next := make(map[string]*levelGauges, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	next[pl] = g
+	o.levels.Store(&next)
+	return g
+}
+
+func (g *levelGauges) setDemand() {
+	g.demand.Set(float64(g.seatsInUse.Load() + g.seatsWaiting.Load()))
+}
+
+// callOf returns the Handle call whose request ev is about. Every
+// request the apf.Controller sees is the first field of a call.
+func callOf(ev *apf.RequestEvent) *call {
+	return (*call)(unsafe.Pointer(ev.Request))
+}
+
+func (o *observer) ctx(ev *apf.RequestEvent) context.Context {
+	if ev.Request != nil {
+		if k := callOf(ev); k.ctx != nil {
+			return k.ctx
+		}
+	}
+	return context.Background()
+}
+
+// Estimated implements apf.Observer; upstream's filter observes the
+// estimate itself.
+func (o *observer) Estimated(apf.RequestEvent, fairqueue.WorkEstimate) {}
+
+// Enqueued implements apf.Observer.
+func (o *observer) Enqueued(ev apf.RequestEvent, queueLength int) {
+	k := callOf(&ev)
+	// Upstream samples the queue's length before the request joins it.
+	metrics.ObserveQueueLength(k.ctx, ev.PriorityLevel, ev.FlowSchema, queueLength-1)
+	metrics.AddRequestsInQueues(k.ctx, ev.PriorityLevel, ev.FlowSchema, 1)
+	metrics.AddSeatsInQueues(k.ctx, ev.PriorityLevel, ev.FlowSchema, ev.Seats)
+	if k.queueNote != nil {
+		k.queueNote(true)
+	}
+	g := o.level(ev.PriorityLevel)
+	g.waiting.Add(1)
+	g.seatsWaiting.Add(int64(ev.Seats))
+	g.setDemand()
+}
+
+func (o *observer) dequeued(ctx context.Context, ev *apf.RequestEvent, g *levelGauges) {
+	metrics.AddRequestsInQueues(ctx, ev.PriorityLevel, ev.FlowSchema, -1)
+	metrics.AddSeatsInQueues(ctx, ev.PriorityLevel, ev.FlowSchema, -ev.Seats)
+	if k := callOf(ev); k.queueNote != nil {
+		k.queueNote(false)
+	}
+	g.waiting.Add(-1)
+	g.seatsWaiting.Add(-int64(ev.Seats))
+}
+
+// Dispatched implements apf.Observer.
+func (o *observer) Dispatched(ev apf.RequestEvent) {
+	ctx := o.ctx(&ev)
+	g := o.level(ev.PriorityLevel)
+	if ev.Queued {
+		o.dequeued(ctx, &ev, g)
+	}
+	metrics.AddRequestsExecuting(ctx, ev.PriorityLevel, ev.FlowSchema, 1)
+	metrics.AddSeatConcurrencyInUse(ev.PriorityLevel, ev.FlowSchema, ev.Seats)
+	g.executing.Add(1)
+	g.execSeats.Add(float64(ev.Seats))
+	g.seatsInUse.Add(int64(ev.Seats))
+	g.setDemand()
+}
+
+// Rejected implements apf.Observer.
+func (o *observer) Rejected(ev apf.RequestEvent, reason fairqueue.Reason) {
+	ctx := o.ctx(&ev)
+	metrics.AddReject(ctx, ev.PriorityLevel, ev.FlowSchema, string(reason))
+	if ev.Queued {
+		g := o.level(ev.PriorityLevel)
+		o.dequeued(ctx, &ev, g)
+		g.setDemand()
+	}
+}
+
+// Finished implements apf.Observer. The request's context may be gone
+// (its call reused), so none is passed: upstream's gauges ignore it.
+func (o *observer) Finished(ev apf.RequestEvent, _ time.Duration) {
+	metrics.AddRequestsExecuting(context.Background(), ev.PriorityLevel, ev.FlowSchema, -1)
+	o.level(ev.PriorityLevel).executing.Add(-1)
+}
+
+// SeatsReleased implements apf.Observer.
+func (o *observer) SeatsReleased(ev apf.RequestEvent) {
+	metrics.AddSeatConcurrencyInUse(ev.PriorityLevel, ev.FlowSchema, -ev.Seats)
+	g := o.level(ev.PriorityLevel)
+	g.execSeats.Add(-float64(ev.Seats))
+	g.seatsInUse.Add(-int64(ev.Seats))
+	g.setDemand()
+}
+
+// LevelLimits implements apf.Observer: upstream sets these at every
+// configuration change and borrowing adjustment.
+func (o *observer) LevelLimits(pl string, l apf.Limits) {
+	g := o.level(pl)
+	g.waiting.SetDenominator(float64(l.QueueCapacity))
+	g.executing.SetDenominator(float64(l.ConcurrencyDenominator))
+	g.execSeats.SetDenominator(float64(l.ConcurrencyDenominator))
+	g.demand.SetDenominator(float64(l.ConcurrencyDenominator))
+	metrics.SetPriorityLevelConfiguration(pl, l.Nominal, l.Lower, l.Upper)
+	metrics.NotePriorityLevelConcurrencyAdjustment(pl, l.DemandHighWatermark, l.DemandAverage, l.DemandStdDev, l.DemandSmoothed, l.Target, l.Current)
+	metrics.SetFairFrac(l.FairFrac)
+	if l.MaxSeats > 0 {
+		o.c.SetMaxSeats(pl, l.MaxSeats)
+	}
+}
+
+// LevelRemoved implements apf.Observer.
+func (o *observer) LevelRemoved(pl string) { o.c.ForgetPriorityLevel(pl) }
+
+// DispatchStats implements apf.DispatchObserver.
+func (o *observer) DispatchStats(pl string, s fairqueue.DispatchStats) {
+	metrics.SetDispatchMetrics(pl, s.R.Float(), s.S.Float(), s.SMin.Float(), s.SMax.Float(), s.DiscountedSMin.Float(), s.DiscountedSMax.Float())
+	metrics.SetCurrentR(pl, s.R.Float())
+}
+
+// NoAccommodation implements apf.DispatchObserver.
+func (o *observer) NoAccommodation(ev apf.RequestEvent) {
+	metrics.AddDispatchWithNoAccommodation(ev.PriorityLevel, ev.FlowSchema)
+}
