@@ -45,11 +45,18 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	plan, err := core.Reconcile(endpointslice.ServiceFacts(svc, time.Time{}), desired, conv.Existing(nil))
+	existing, err := conv.Existing(nil)
 	if err != nil {
 		panic(err)
 	}
-	creates, _, _ := endpointslice.Objects(plan, nil)
+	plan, err := core.Reconcile(endpointslice.ServiceFacts(svc, time.Time{}), desired, existing)
+	if err != nil {
+		panic(err)
+	}
+	creates, _, _, err := endpointslice.Objects(plan, nil)
+	if err != nil {
+		panic(err)
+	}
 	s := creates[0]
 	fmt.Println(s.GenerateName, s.AddressType, *s.Ports[0].Name, *s.Ports[0].Port, len(s.Endpoints), *s.Endpoints[0].Zone)
 	// Output:
@@ -87,7 +94,10 @@ func ExampleSyncer() {
 	if err != nil {
 		panic(err)
 	}
-	creates, _, _ := endpointslice.Objects(plan, nil)
+	creates, _, _, err := endpointslice.Objects(plan, nil)
+	if err != nil {
+		panic(err)
+	}
 	creates[0].Name = "web-x7k2p" // as the API server names it
 	fmt.Println("first sync: creates", len(plan.Creates))
 

@@ -81,11 +81,18 @@ func (s *Syncer) Plan(facts slicer.Service, svc *corev1.Service, pods []*corev1.
 		return p, nil, nil
 	}
 	s.last.valid = false
-	desired, skipped, err := s.conv.desired(svc, pods, nodes)
+	desired, skippedPods, err := s.conv.desired(svc, pods, nodes)
 	if err != nil {
 		return slicer.Plan{}, nil, err
 	}
-	plan, err = s.core.Reconcile(facts, desired, s.conv.Existing(existing))
+	if skippedPods != nil {
+		skipped = skippedPods
+	}
+	conv, err := s.conv.existing(existing)
+	if err != nil {
+		return slicer.Plan{}, nil, err
+	}
+	plan, err = s.core.Reconcile(facts, desired, conv)
 	if err != nil {
 		return slicer.Plan{}, skipped, err
 	}
@@ -101,7 +108,7 @@ func (s *Syncer) Plan(facts slicer.Service, svc *corev1.Service, pods []*corev1.
 // same reports whether the inputs are those of the remembered no-op sync.
 func (s *Syncer) same(facts slicer.Service, svc *corev1.Service, pods []*corev1.Pod, nodes NodeGetter,
 	existing []*discovery.EndpointSlice) bool {
-	if !s.last.valid || len(pods) != s.last.pods || len(existing) != s.last.slices || !sameFacts(&facts, &s.last.facts) {
+	if checkArgs(svc, pods, nodes) != nil || !s.last.valid || len(pods) != s.last.pods || len(existing) != s.last.slices || !sameFacts(&facts, &s.last.facts) {
 		return false
 	}
 	if err := s.conv.revalidate(svc, nodes); err != nil || s.conv.epoch != s.last.epoch {
@@ -122,6 +129,7 @@ func sameFacts(a, b *slicer.Service) bool {
 // of the last Desired call (the caller checks that the counts match). It
 // marks them as seen now, as Desired does.
 func (c *Converter) samePods(pods []*corev1.Pod) bool {
+	c.index()
 	prev := c.podGen
 	c.podGen++
 	for _, p := range pods {

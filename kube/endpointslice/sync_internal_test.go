@@ -86,7 +86,21 @@ func TestSyncerRecognisesNoOp(t *testing.T) {
 		t.Error("repeated pod: no error")
 	}
 	sync("back", facts, svc, copied, nodes, false)
-	sync("node replaced", facts, svc, copied, nodeMap{"n1": nodes["n1"].DeepCopy()}, false)
+	// A Node object replaced with its zone unchanged (a kubelet status
+	// update) keeps the memory; a zone change does not.
+	heartbeat := nodes["n1"].DeepCopy()
+	heartbeat.ResourceVersion = "2"
+	heartbeat.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	nodes = nodeMap{"n1": heartbeat}
+	sync("node replaced, zone unchanged", facts, svc, copied, nodes, true)
+	rezoned := heartbeat.DeepCopy()
+	rezoned.Labels = map[string]string{corev1.LabelTopologyZone: "zone-b"}
+	before := s.hits
+	if plan, _, err := s.Plan(facts, svc, copied, nodeMap{"n1": rezoned}, existing); err != nil || s.hits != before || len(plan.Updates) != 1 {
+		t.Errorf("node zone changed: %d updates, from memory %v, error %v; want the slice rewritten", len(plan.Updates), s.hits != before, err)
+	}
+	sync("back to no zone", facts, svc, copied, nodes, false)
+	sync("again after node changes", facts, svc, copied, nodes, true)
 	svc2 := svc.DeepCopy()
 	svc2.Spec.PublishNotReadyAddresses = true // changes no condition: pods are ready
 	sync("spec changed", ServiceFacts(svc2, time.Time{}), svc2, copied, nodes, false)

@@ -34,7 +34,12 @@ func TestConverterMemo(t *testing.T) {
 			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" || (werr == nil) != (gerr == nil) {
 				t.Fatalf("scenario %d step %d: remembered conversion differs (-fresh +remembered):\n%s\nerrors %v / %v", i, step, diff, werr, gerr)
 			}
-			if diff := cmp.Diff(fresh.Existing(in.Existing), long.Existing(in.Existing), cmpopts.EquateEmpty()); diff != "" {
+			fe, ferr := fresh.Existing(in.Existing)
+			le, lerr := long.Existing(in.Existing)
+			if ferr != nil || lerr != nil {
+				t.Fatal(ferr, lerr)
+			}
+			if diff := cmp.Diff(fe, le, cmpopts.EquateEmpty()); diff != "" {
 				t.Fatalf("scenario %d step %d: remembered slices differ:\n%s", i, step, diff)
 			}
 			// Change something, informer style.
@@ -87,7 +92,11 @@ func TestSyncerMemo(t *testing.T) {
 			desired, wantSkipped := fresh.Desired(in.Service, in.Pods, nodes)
 			// (Node lookups here fail only with NotFound: pods are
 			// skipped, never the whole conversion.)
-			want, wantErr := core.Reconcile(facts, desired, fresh.Existing(in.Existing))
+			fe, err := fresh.Existing(in.Existing)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wantErr := core.Reconcile(facts, desired, fe)
 			got, gotSkipped, gotErr := s.Plan(facts, in.Service, in.Pods, nodes, in.Existing)
 			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Fatalf("scenario %d step %d: Syncer plan differs (-fresh +syncer):\n%s", i, step, diff)

@@ -138,7 +138,10 @@ func Upstream(in Input) (Outcome, error) {
 func Fairslice(in Input) (Outcome, slicer.Plan, error) {
 	var conv endpointslice.Converter
 	desired, derr := conv.Desired(in.Service, in.Pods, NodeLister(in.Nodes))
-	existing := conv.Existing(in.Existing)
+	existing, err := conv.Existing(in.Existing)
+	if err != nil {
+		return Outcome{}, slicer.Plan{}, err
+	}
 	plan, err := slicer.Reconcile(endpointslice.ServiceFacts(in.Service, in.TriggerTime), desired, existing,
 		slicer.Options{MaxEndpointsPerSlice: in.max()})
 	if err != nil {
