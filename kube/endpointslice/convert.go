@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
@@ -84,6 +85,8 @@ type Converter struct {
 	portSets [][]slicer.Port     // interned port sets
 	epArena  []slicer.Endpoint   // backing store of podMemo.eps
 	ipArena  []string            // backing store of endpoint addresses
+	strArena []byte              // backing store of endpoint strings, append-only
+	lastNode nodeMemo            // the node of the last pod converted
 
 	slices []slicer.Slice
 	exist  map[*discovery.EndpointSlice]*sliceMemo
@@ -91,7 +94,8 @@ type Converter struct {
 
 // podMemo is a pod as converted for the remembered Service.
 type podMemo struct {
-	skip  bool // not an endpoint (terminal or no IP)
+	skip  bool   // not an endpoint (terminal or no IP)
+	base  uint32 // Syncer.base of the last no-op sync that listed it
 	ports []slicer.Port
 	eps   []slicer.Endpoint // per address type of the Service (at most two), Addresses nil if none
 	errs  []error
@@ -101,6 +105,7 @@ type podMemo struct {
 type nodeMemo struct {
 	found bool
 	zone  string
+	name  string // shared by the endpoints on the node
 }
 
 type sliceMemo struct {
@@ -320,7 +325,7 @@ func lookupNode(nodes NodeGetter, name string) (nodeMemo, error) {
 	if n == nil {
 		return nodeMemo{}, nil
 	}
-	return nodeMemo{found: true, zone: n.Labels[corev1.LabelTopologyZone]}, nil
+	return nodeMemo{found: true, zone: n.Labels[corev1.LabelTopologyZone], name: name}, nil
 }
 
 func (c *Converter) forget(svc *corev1.Service) {
@@ -334,7 +339,8 @@ func (c *Converter) forget(svc *corev1.Service) {
 	c.svc = *svc.Spec.DeepCopy()
 	c.svcMeta = [2]string{svc.Namespace, svc.Name}
 	c.portSets = nil
-	c.epArena, c.ipArena = nil, nil
+	c.epArena, c.ipArena, c.strArena = nil, nil, nil
+	c.lastNode = nodeMemo{}
 }
 
 // convert turns one pod into its endpoints, one per address type.
@@ -361,13 +367,18 @@ func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer
 	}
 	m.ports = c.intern(c.ports)
 
-	node, ok := c.nodes[pod.Spec.NodeName] // revalidate looked these up in this call
-	if !ok {
-		var err error
-		if node, err = lookupNode(nodes, pod.Spec.NodeName); err != nil {
-			return podMemo{}, fmt.Errorf("endpointslice: pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	node := c.lastNode
+	if !node.found || node.name != pod.Spec.NodeName {
+		var ok bool
+		node, ok = c.nodes[pod.Spec.NodeName] // revalidate looked these up in this call
+		if !ok {
+			var err error
+			if node, err = lookupNode(nodes, pod.Spec.NodeName); err != nil {
+				return podMemo{}, fmt.Errorf("endpointslice: pod %s/%s: %w", pod.Namespace, pod.Name, err)
+			}
+			c.nodes[pod.Spec.NodeName] = node
 		}
-		c.nodes[pod.Spec.NodeName] = node
+		c.lastNode = node
 	}
 	if !node.found && !pnr {
 		m.errs = append(m.errs, fmt.Errorf("endpointslice: pod %s/%s skipped: node %q not found", pod.Namespace, pod.Name, pod.Spec.NodeName))
@@ -377,6 +388,16 @@ func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer
 	hostname := ""
 	if pod.Spec.Hostname != "" && pod.Spec.Subdomain == svc.Name && pod.Namespace == svc.Namespace {
 		hostname = pod.Spec.Hostname
+	}
+	// The endpoint's own strings, side by side in one block, so that a
+	// sync touches one place per endpoint rather than the scattered pod.
+	nodeName := pod.Spec.NodeName
+	if node.found {
+		nodeName = node.name
+	}
+	ns := pod.Namespace
+	if ns == svc.Namespace {
+		ns = svc.Namespace
 	}
 	conds := slicer.PodConditions(podReady(pod), pod.DeletionTimestamp != nil, pnr)
 	block := 64
@@ -403,7 +424,7 @@ func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer
 				continue
 			}
 			if v6 == (t == slicer.IPv6) {
-				c.ipArena = append(c.ipArena, a)
+				c.ipArena = append(c.ipArena, c.keep(a, block))
 			}
 		}
 		if len(c.ipArena) == start {
@@ -413,13 +434,27 @@ func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer
 		m.eps[ti] = slicer.Endpoint{
 			Addresses:  addrs,
 			Hostname:   hostname,
-			NodeName:   pod.Spec.NodeName,
+			NodeName:   nodeName,
 			Zone:       zone,
 			Conditions: conds,
-			TargetRef:  slicer.ObjectRef{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID)},
+			TargetRef:  slicer.ObjectRef{Kind: "Pod", Namespace: ns, Name: c.keep(pod.Name, block), UID: c.keep(string(pod.UID), block)},
 		}
 	}
 	return m, nil
+}
+
+// keep returns a copy of s in the string arena. The arena's bytes are
+// never written again once a string is made of them.
+func (c *Converter) keep(s string, block int) string {
+	if len(s) == 0 {
+		return ""
+	}
+	if cap(c.strArena)-len(c.strArena) < len(s) {
+		c.strArena = make([]byte, 0, max(block*64, len(s)))
+	}
+	start := len(c.strArena)
+	c.strArena = append(c.strArena, s...)
+	return unsafe.String(&c.strArena[start], len(s))
 }
 
 // samePorts reports whether two interned port sets are the same one.

@@ -2,6 +2,7 @@ package slicercompare
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -94,7 +95,16 @@ func newRealFleet(tb testing.TB, n int) *realFleet {
 		tb.Fatal(err)
 	}
 	for i := range list.Items {
-		s := &list.Items[i]
+		// Decoded from JSON, as an informer receives them: their strings
+		// are their own, not shared with the pods.
+		data, err := json.Marshal(&list.Items[i])
+		if err != nil {
+			tb.Fatal(err)
+		}
+		s := &discovery.EndpointSlice{}
+		if err := json.Unmarshal(data, s); err != nil {
+			tb.Fatal(err)
+		}
 		s.ResourceVersion = "1"
 		f.existing = append(f.existing, s)
 	}
