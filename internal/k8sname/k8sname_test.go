@@ -23,7 +23,8 @@ func TestChecks(t *testing.T) {
 		{long(63), true, true, true, true, true},
 		{long(64), false, true, false, false, true},
 		{long(253), false, true, false, false, true},
-		{long(254), false, false, false, false, true}, // masked to 253
+		{long(254), false, false, false, false, false},
+		{long(253) + "-", false, false, false, false, true}, // masked to 253 characters
 	} {
 		if got := IsDNS1123Label(tc.s); got != tc.label {
 			t.Errorf("IsDNS1123Label(%q) = %v, want %v", tc.s, got, tc.label)
