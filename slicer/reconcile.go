@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"hash/maphash"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/fairslice/fairslice/internal/k8sname"
 )
 
 // Reconciler computes plans. It holds the validated options and scratch
@@ -78,11 +81,16 @@ func NewReconciler(opts Options) (*Reconciler, error) {
 }
 
 func (o Options) validate() error {
+	var errs []error
 	if o.MaxEndpointsPerSlice < 0 || o.MaxEndpointsPerSlice > MaxMaxEndpointsPerSlice {
-		return fmt.Errorf("slicer: Options.MaxEndpointsPerSlice: %d is out of range 1..%d (0 selects %d)",
-			o.MaxEndpointsPerSlice, MaxMaxEndpointsPerSlice, DefaultMaxEndpointsPerSlice)
+		errs = append(errs, fmt.Errorf("slicer: Options.MaxEndpointsPerSlice: %d is out of range 1..%d (0 selects %d)",
+			o.MaxEndpointsPerSlice, MaxMaxEndpointsPerSlice, DefaultMaxEndpointsPerSlice))
 	}
-	return nil
+	if o.ControllerName != "" && !k8sname.IsLabelValue(o.ControllerName) {
+		errs = append(errs, fmt.Errorf("slicer: Options.ControllerName: %q is not a valid label value: %s",
+			o.ControllerName, strings.Join(k8sname.LabelValue(o.ControllerName), "; ")))
+	}
+	return errors.Join(errs...)
 }
 
 // Reconcile is a one-shot NewReconciler(opts) followed by its Reconcile.
@@ -133,7 +141,43 @@ func (r *Reconciler) Reconcile(svc Service, desired []Group, existing []Slice) (
 	}
 	slices.SortFunc(late, byName)
 	plan.Deletes = append(plan.Deletes, late...)
+	plan.Invalid = InvalidWrites(&plan)
 	return plan, nil
+}
+
+// InvalidWrites returns the slices plan creates and updates that fail
+// Validate, in plan order, or nil. Reconcile fills Plan.Invalid with it.
+func InvalidWrites(plan *Plan) []InvalidSlice {
+	var out []InvalidSlice
+	for _, list := range [][]Slice{plan.Creates, plan.Updates} {
+		for i := range list {
+			if errs := validate(&list[i]); errs != nil {
+				s := &list[i]
+				inv := InvalidSlice{Name: s.Name, GenerateName: s.GenerateName, AddressType: s.AddressType}
+				for _, err := range errs {
+					inv.Problems = append(inv.Problems, err.Error())
+				}
+				out = append(out, inv)
+			}
+		}
+	}
+	return out
+}
+
+// InvalidSlice is a slice of a plan that the API server would refuse.
+type InvalidSlice struct {
+	Name, GenerateName string // which slice (GenerateName for a create)
+	AddressType        AddressType
+	Problems           []string // what Validate reports, one problem each
+}
+
+// Error names the slice and its problems.
+func (e InvalidSlice) Error() string {
+	name := e.Name
+	if name == "" {
+		name = e.GenerateName + "*"
+	}
+	return fmt.Sprintf("slicer: slice %s (%s) would be refused: %s", name, e.AddressType, strings.Join(e.Problems, "; "))
 }
 
 // check validates the inputs, reporting every problem.
@@ -141,6 +185,11 @@ func (r *Reconciler) check(svc *Service, desired []Group, existing []Slice) erro
 	var errs []error
 	if svc.Name == "" {
 		errs = append(errs, errors.New("slicer: Service.Name: must not be empty"))
+	}
+	if len(svc.AddressTypes) == 0 {
+		// Every Service has one (AddressTypesFor); none would delete
+		// every slice.
+		errs = append(errs, errors.New("slicer: Service.AddressTypes: must not be empty"))
 	}
 	for i, t := range svc.AddressTypes {
 		if t != IPv4 && t != IPv6 && t != FQDN {

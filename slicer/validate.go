@@ -30,6 +30,11 @@ const (
 // are "" or DNS labels, protocols TCP, UDP or SCTP, port numbers 1..65535
 // when set, and app protocols that are qualified names.
 func Validate(s Slice) error {
+	return errors.Join(validate(&s)...)
+}
+
+// validate returns every problem of s, or nil.
+func validate(s *Slice) []error {
 	var errs []error
 	bad := func(path string, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("slicer: %s: %s", path, fmt.Sprintf(format, args...)))
@@ -88,7 +93,7 @@ func Validate(s Slice) error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 func validateEndpoint(e *Endpoint, at AddressType, path string, bad func(string, string, ...any)) {

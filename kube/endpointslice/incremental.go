@@ -71,6 +71,7 @@ func (s *Syncer) lastPlan(updates []slicer.Slice) slicer.Plan {
 		return strings.Compare(a.Name, b.Name)
 	})
 	p.Updates = updates
+	p.Invalid = slicer.InvalidWrites(&p)
 	return p
 }
 
