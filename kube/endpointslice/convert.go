@@ -303,7 +303,7 @@ func (c *Converter) revalidate(svc *corev1.Service, nodes NodeGetter) error {
 	for name, old := range c.nodes {
 		cur, err := lookupNode(nodes, name)
 		if err != nil {
-			return err
+			return fmt.Errorf("endpointslice: %w", err)
 		}
 		if cur != old {
 			c.forget(svc)
@@ -320,7 +320,7 @@ func lookupNode(nodes NodeGetter, name string) (nodeMemo, error) {
 		if apierrors.IsNotFound(err) {
 			return nodeMemo{}, nil
 		}
-		return nodeMemo{}, fmt.Errorf("endpointslice: looking up node %q: %w", name, err)
+		return nodeMemo{}, fmt.Errorf("looking up node %q: %w", name, err)
 	}
 	if n == nil {
 		return nodeMemo{}, nil
