@@ -68,11 +68,14 @@ func NodeLister(nodes []*corev1.Node) corelisters.NodeLister {
 
 // NewFakeClient returns a fake clientset holding slices whose creates get
 // a name from GenerateName and a counter, as the API server would name
-// them.
+// them, skipping names already taken (by the slices given or earlier
+// creates), as the API server's random suffixes do.
 func NewFakeClient(slices []*discovery.EndpointSlice) *fake.Clientset {
 	objs := make([]runtime.Object, len(slices))
+	taken := make(map[string]bool, len(slices))
 	for i, s := range slices {
 		objs[i] = s.DeepCopy()
+		taken[s.Namespace+"/"+s.Name] = true
 	}
 	// NewSimpleClientset, not NewClientset: its managed-fields tracker is
 	// several times slower and changes nothing here.
@@ -81,8 +84,15 @@ func NewFakeClient(slices []*discovery.EndpointSlice) *fake.Clientset {
 	client.PrependReactor("create", "endpointslices", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		s := action.(k8stesting.CreateAction).GetObject().(*discovery.EndpointSlice)
 		if s.Name == "" && s.GenerateName != "" {
-			n++
-			s.Name = fmt.Sprintf("%s%05d", s.GenerateName, n)
+			ns := action.GetNamespace()
+			for {
+				n++
+				s.Name = fmt.Sprintf("%s%05d", s.GenerateName, n)
+				if !taken[ns+"/"+s.Name] {
+					break
+				}
+			}
+			taken[ns+"/"+s.Name] = true
 			s.GenerateName = ""
 		}
 		return false, nil, nil
