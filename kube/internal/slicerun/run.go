@@ -48,6 +48,8 @@ type Outcome struct {
 	Updates int   `json:"updates"`
 	Deletes int   `json:"deletes"`
 	Lengths []int `json:"lengths"`
+	// Content is what the Service's slices hold afterwards (not printed).
+	Content Content `json:"-"`
 }
 
 func (in *Input) max() int {
@@ -135,9 +137,12 @@ func Upstream(in Input) (Outcome, error) {
 		return out, lerr
 	}
 	out.Lengths = []int{}
-	for _, s := range list.Items {
-		out.Lengths = append(out.Lengths, len(s.Endpoints))
+	final := make([]*discovery.EndpointSlice, len(list.Items))
+	for i := range list.Items {
+		out.Lengths = append(out.Lengths, len(list.Items[i].Endpoints))
+		final[i] = &list.Items[i]
 	}
+	out.Content = ContentOf(final)
 	sortDesc(out.Lengths)
 	return out, err
 }
@@ -158,6 +163,9 @@ func Fairslice(in Input) (Outcome, slicer.Plan, error) {
 		return Outcome{}, plan, err
 	}
 	out := Outcome{Creates: len(plan.Creates), Updates: len(plan.Updates), Deletes: len(plan.Deletes), Lengths: Lengths(plan, existing)}
+	if out.Content, err = PlanContent(plan, in.Existing); err != nil {
+		return Outcome{}, plan, err
+	}
 	return out, plan, derr
 }
 
