@@ -32,13 +32,14 @@ type result struct {
 // The content of the slices (labels, annotations, ports, endpoints with
 // conditions, zones, hints, owner references) is compared normalised for
 // names and placement (see slicerun.Content). For a Service being deleted
-// the endpoints are left out: upstream drops its creates, and which
-// endpoints they held depends on its map order.
+// the content is left out: upstream drops the creates left after
+// recycling, and which ones (their ports and endpoints) depends on its
+// map order.
 func runBoth(in slicerun.Input) (up, ours result, oursErr error) {
 	uo, uerr := slicerun.Upstream(in)
 	oo, _, oerr := slicerun.Fairslice(in)
 	if in.Service.DeletionTimestamp != nil {
-		uo.Content.Endpoints, oo.Content.Endpoints = nil, nil
+		uo.Content, oo.Content = slicerun.Content{}, slicerun.Content{}
 	}
 	return result{uo, uerr != nil}, result{oo, oerr != nil}, oerr
 }
@@ -103,7 +104,7 @@ func upstreamCanGive(in slicerun.Input, ours result) bool {
 	for range 300 {
 		uo, uerr := slicerun.Upstream(in)
 		if in.Service.DeletionTimestamp != nil {
-			uo.Content.Endpoints = nil
+			uo.Content = slicerun.Content{}
 		}
 		if cmp.Equal(result{uo, uerr != nil}, ours) {
 			varied++
