@@ -338,3 +338,30 @@ func BenchmarkRealisticNodeUpdate(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkRealisticNoOpWarm: the no-op sync through the worker's
+// Converter (which remembers the pods) and Reconciler, without the
+// Syncer's memory: what a sync with one changed object costs at most.
+func BenchmarkRealisticNoOpWarm(b *testing.B) {
+	f := newRealFleet(b, realN)
+	b.Run("impl=fairslice", func(b *testing.B) {
+		core, _ := slicer.NewReconciler(slicer.Options{})
+		var conv endpointslice.Converter
+		k := 0
+		perEndpoint(b, realN, func() {
+			k++
+			desired, err := conv.Desired(f.svc, f.orders[k%len(f.orders)], f.nodes)
+			if err != nil {
+				b.Fatal(err)
+			}
+			existing, err := conv.Existing(f.existing)
+			if err != nil {
+				b.Fatal(err)
+			}
+			plan, err := core.Reconcile(endpointslice.ServiceFacts(f.svc, time.Time{}), desired, existing)
+			if err != nil || plan.Writes() != 0 {
+				b.Fatalf("plan with %d writes, error %v", plan.Writes(), err)
+			}
+		})
+	})
+}
