@@ -78,7 +78,7 @@ type Converter struct {
 	pods     map[*corev1.Pod]int32 // index into memo and seen; built lazily from listed
 	listed   []*corev1.Pod         // pods of the first call since forgetting: memo[i] is listed[i]'s
 	memo     []podMemo
-	seen     []uint32            // per memo entry, the podGen it was last listed in (dense: the no-op check reads only this)
+	seen     []mark              // per memo entry (dense: the no-op check reads only this and the index)
 	nodes    map[string]nodeMemo // what the remembered pods saw of their nodes
 	svc      corev1.ServiceSpec  // spec the remembered pods were converted for
 	svcMeta  [2]string           // its namespace and name
@@ -94,8 +94,7 @@ type Converter struct {
 
 // podMemo is a pod as converted for the remembered Service.
 type podMemo struct {
-	skip  bool   // not an endpoint (terminal or no IP)
-	base  uint32 // Syncer.base of the last no-op sync that listed it
+	skip  bool // not an endpoint (terminal or no IP)
 	ports []slicer.Port
 	eps   []slicer.Endpoint // per address type of the Service (at most two), Addresses nil if none
 	errs  []error
@@ -106,6 +105,12 @@ type nodeMemo struct {
 	found bool
 	zone  string
 	name  string // shared by the endpoints on the node
+}
+
+// mark is what the no-op check needs of a remembered pod.
+type mark struct {
+	gen  uint32 // the podGen it was last listed in
+	base uint32 // Syncer.base of the last no-op sync that listed it
 }
 
 type sliceMemo struct {
@@ -220,13 +225,13 @@ func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 			}
 			i = int32(len(c.memo))
 			c.memo = append(c.memo, m)
-			c.seen = append(c.seen, 0)
+			c.seen = append(c.seen, mark{})
 			if !fresh {
 				c.pods[pod] = i
 			}
 		}
 		m := &c.memo[i]
-		c.seen[i] = c.podGen
+		c.seen[i].gen = c.podGen
 		errs = append(errs, m.errs...)
 		if m.skip {
 			continue
@@ -280,15 +285,15 @@ func (c *Converter) index() {
 func (c *Converter) compactMemo(n int) {
 	c.index()
 	memo := make([]podMemo, 0, n)
-	seen := make([]uint32, 0, n)
+	seen := make([]mark, 0, n)
 	for p, i := range c.pods {
-		if c.seen[i] != c.podGen {
+		if c.seen[i].gen != c.podGen {
 			delete(c.pods, p)
 			continue
 		}
 		c.pods[p] = int32(len(memo))
 		memo = append(memo, c.memo[i])
-		seen = append(seen, c.podGen)
+		seen = append(seen, c.seen[i])
 	}
 	c.memo, c.seen = memo, seen
 }

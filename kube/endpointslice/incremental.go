@@ -97,11 +97,12 @@ func (s *Syncer) delta(svc *corev1.Service, pods []*corev1.Pod, nodes NodeGetter
 	for _, pod := range pods {
 		i, known := c.pods[pod]
 		if known {
-			if c.seen[i] == c.podGen {
+			m := &c.seen[i]
+			if m.gen == c.podGen {
 				return nil, nil, false // repeated
 			}
-			c.seen[i] = c.podGen
-			if c.memo[i].base == s.base {
+			m.gen = c.podGen
+			if m.base == s.base {
 				continue
 			}
 		}
@@ -115,7 +116,7 @@ func (s *Syncer) delta(svc *corev1.Service, pods []*corev1.Pod, nodes NodeGetter
 			}
 			i = int32(len(c.memo))
 			c.memo = append(c.memo, m)
-			c.seen = append(c.seen, c.podGen)
+			c.seen = append(c.seen, mark{gen: c.podGen})
 			c.pods[pod] = i
 		}
 		added = append(added, i)
@@ -123,8 +124,8 @@ func (s *Syncer) delta(svc *corev1.Service, pods []*corev1.Pod, nodes NodeGetter
 	if len(added) == 0 {
 		return nil, nil, true
 	}
-	for i := range c.memo {
-		if c.memo[i].base == s.base && c.seen[i] != c.podGen {
+	for i := range c.seen {
+		if c.seen[i].base == s.base && c.seen[i].gen != c.podGen {
 			missing = append(missing, int32(i))
 		}
 	}

@@ -38,7 +38,7 @@ type Syncer struct {
 	conv  Converter
 	core  *slicer.Reconciler
 	last  noOp
-	base  uint32 // id of the pods of the last no-op sync (podMemo.base)
+	base  uint32 // id of the pods of the last no-op sync (mark.base)
 	hits  int    // syncs answered from the remembered no-op, for tests
 	incrs int    // syncs planned from the remembered no-op and a few changed pods, for tests
 }
@@ -110,8 +110,8 @@ func (s *Syncer) Plan(facts slicer.Service, svc *corev1.Service, pods []*corev1.
 		}
 		s.base++
 		for i := range s.conv.memo {
-			if s.conv.seen[i] == s.conv.podGen {
-				s.conv.memo[i].base = s.base
+			if s.conv.seen[i].gen == s.conv.podGen {
+				s.conv.seen[i].base = s.base
 			}
 		}
 	}
