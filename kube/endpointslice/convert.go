@@ -205,7 +205,6 @@ func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 		// index them by pointer only if a second call comes.
 		c.memo = slices.Grow(c.memo[:0], len(pods))
 		c.seen = slices.Grow(c.seen[:0], len(pods))
-		c.listed = slices.Clone(pods)
 	} else {
 		c.index()
 	}
@@ -221,6 +220,9 @@ func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 		if !ok {
 			m, err := c.convert(svc, pod, types, nodes, fresh, len(pods)-k)
 			if err != nil {
+				if fresh { // nothing is remembered from a failed first call
+					c.memo, c.seen = c.memo[:0], c.seen[:0]
+				}
 				return nil, nil, err
 			}
 			i = int32(len(c.memo))
@@ -250,6 +252,9 @@ func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 				g.Endpoints = append(g.Endpoints, m.eps[ti])
 			}
 		}
+	}
+	if fresh {
+		c.listed = slices.Clone(pods)
 	}
 	for i := range c.groups {
 		if i < len(c.eps) {

@@ -118,3 +118,36 @@ func TestObjectsRefusesUnknownSlices(t *testing.T) {
 		t.Errorf("Objects(plan, existing) = %d updates, error %v; want one with resourceVersion 7", len(updates), err)
 	}
 }
+
+// flakyNodes fails the lookup of one node once, then answers.
+type flakyNodes struct {
+	nodeMap
+	fail string
+}
+
+func (f *flakyNodes) Get(name string) (*corev1.Node, error) {
+	if name == f.fail {
+		f.fail = ""
+		return nil, errors.New("timeout")
+	}
+	return f.nodeMap.Get(name)
+}
+
+// TestDesiredAfterFailedFirstCall: a first call that fails half-way
+// leaves nothing half-remembered.
+func TestDesiredAfterFailedFirstCall(t *testing.T) {
+	svc := trialService()
+	pods := trialPods(4)
+	pods[2].Spec.NodeName = "n2"
+	nodes := nodeMap{"n1": {ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, "n2": {ObjectMeta: metav1.ObjectMeta{Name: "n2"}}}
+	var c Converter
+	if _, err := c.Desired(svc, pods, &flakyNodes{nodeMap: nodes, fail: "n2"}); err == nil {
+		t.Fatal("Desired(lookup of n2 fails): no error")
+	}
+	for range 2 {
+		groups, err := c.Desired(svc, pods, nodes)
+		if err != nil || len(groups) != 1 || len(groups[0].Endpoints) != 4 {
+			t.Fatalf("Desired after a failed first call = %v, error %v; want 4 endpoints", groups, err)
+		}
+	}
+}
