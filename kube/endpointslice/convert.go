@@ -71,12 +71,13 @@ type Converter struct {
 	eps    [][]slicer.Endpoint
 	buf    []byte
 
-	gen      uint32                // Existing calls
-	podGen   uint32                // Desired calls and same-pod checks
-	epoch    uint32                // times everything was forgotten
-	valid    bool                  // svc, svcMeta and nodes describe the memory
-	pods     map[*corev1.Pod]int32 // index into memo and seen; built lazily from listed
-	listed   []*corev1.Pod         // pods of the first call since forgetting: memo[i] is listed[i]'s
+	gen      uint32        // Existing calls
+	podGen   uint32        // Desired calls and same-pod checks
+	epoch    uint32        // times everything was forgotten
+	valid    bool          // svc, svcMeta and nodes describe the memory
+	indexed  bool          // pods is built (from listed)
+	pods     podIndex      // index into memo and seen
+	listed   []*corev1.Pod // pods of the first call since forgetting: memo[i] is listed[i]'s
 	memo     []podMemo
 	seen     []mark              // per memo entry (dense: the no-op check reads only this and the index)
 	nodes    map[string]nodeMemo // what the remembered pods saw of their nodes
@@ -199,7 +200,7 @@ func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 		c.eps[i] = c.eps[i][:0]
 	}
 	c.groups = c.groups[:0]
-	fresh := c.pods == nil && c.listed == nil
+	fresh := !c.indexed && c.listed == nil
 	if fresh {
 		// The first call: convert every pod into arrays sized once, and
 		// index them by pointer only if a second call comes.
@@ -215,7 +216,7 @@ func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 		var i int32
 		ok := false
 		if !fresh {
-			i, ok = c.pods[pod]
+			i, ok = c.pods.get(pod)
 		}
 		if !ok {
 			m, err := c.convert(svc, pod, types, nodes, fresh, len(pods)-k)
@@ -229,7 +230,7 @@ func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 			c.memo = append(c.memo, m)
 			c.seen = append(c.seen, mark{})
 			if !fresh {
-				c.pods[pod] = i
+				c.pods.put(pod, i)
 			}
 		}
 		m := &c.memo[i]
@@ -277,13 +278,14 @@ func (c *Converter) index() {
 	if c.listed == nil {
 		return
 	}
-	c.pods = make(map[*corev1.Pod]int32, len(c.listed))
+	c.pods.reset(len(c.listed))
 	for i, p := range c.listed {
-		if _, dup := c.pods[p]; !dup {
-			c.pods[p] = int32(i)
+		if _, dup := c.pods.get(p); !dup {
+			c.pods.put(p, int32(i))
 		}
 	}
 	c.listed = nil
+	c.indexed = true
 }
 
 // compactMemo forgets the pods not seen in the last call.
@@ -291,14 +293,15 @@ func (c *Converter) compactMemo(n int) {
 	c.index()
 	memo := make([]podMemo, 0, n)
 	seen := make([]mark, 0, n)
-	for p, i := range c.pods {
-		if c.seen[i].gen != c.podGen {
-			delete(c.pods, p)
+	old := c.pods.slots
+	c.pods.reset(n)
+	for _, s := range old {
+		if s.p == nil || c.seen[s.i].gen != c.podGen {
 			continue
 		}
-		c.pods[p] = int32(len(memo))
-		memo = append(memo, c.memo[i])
-		seen = append(seen, c.seen[i])
+		c.pods.put(s.p, int32(len(memo)))
+		memo = append(memo, c.memo[s.i])
+		seen = append(seen, c.seen[s.i])
 	}
 	c.memo, c.seen = memo, seen
 }
@@ -341,7 +344,8 @@ func lookupNode(nodes NodeGetter, name string) (nodeMemo, error) {
 func (c *Converter) forget(svc *corev1.Service) {
 	c.epoch++
 	c.valid = true
-	c.pods = nil
+	c.pods.reset(0)
+	c.indexed = false
 	c.listed = nil
 	c.memo = c.memo[:0]
 	c.seen = c.seen[:0]

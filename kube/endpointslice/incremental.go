@@ -95,7 +95,7 @@ func (s *Syncer) delta(svc *corev1.Service, pods []*corev1.Pod, nodes NodeGetter
 	c.podGen++
 	types := slicer.AddressTypesFor(familyStrings(svc.Spec.IPFamilies), svc.Spec.ClusterIP)
 	for _, pod := range pods {
-		i, known := c.pods[pod]
+		i, known := c.pods.get(pod)
 		if known {
 			m := &c.seen[i]
 			if m.gen == c.podGen {
@@ -117,7 +117,7 @@ func (s *Syncer) delta(svc *corev1.Service, pods []*corev1.Pod, nodes NodeGetter
 			i = int32(len(c.memo))
 			c.memo = append(c.memo, m)
 			c.seen = append(c.seen, mark{gen: c.podGen})
-			c.pods[pod] = i
+			c.pods.put(pod, i)
 		}
 		added = append(added, i)
 	}
