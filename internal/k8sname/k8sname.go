@@ -109,9 +109,25 @@ func IsLabelValue(s string) bool {
 // app protocol): an optional DNS-1123 subdomain prefix and '/', then a
 // name of at most 63 characters of [A-Za-z0-9_.-] starting and ending
 // alphanumeric.
-func IsQualifiedName(s string) bool { return QualifiedName(s) == nil }
+func IsQualifiedName(s string) bool {
+	name := s
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		prefix := s[:i]
+		name = s[i+1:]
+		if prefix == "" || strings.IndexByte(name, '/') >= 0 || !IsDNS1123Subdomain(prefix) {
+			return false
+		}
+	}
+	return len(name) <= QualifiedNameMaxLength && nameChars(name)
+}
 
+// maxLenError and maxBytesError are upstream's two wordings of a length
+// limit: k8s.io/apimachinery/pkg/util/validation's DNS-1123 checks say
+// characters, the label key and value checks (pkg/api/validate/content)
+// say bytes.
 func maxLenError(n int) string { return fmt.Sprintf("must be no more than %d characters", n) }
+
+func maxBytesError(n int) string { return fmt.Sprintf("must be no more than %d bytes", n) }
 
 func regexError(msg, format string, examples ...string) string {
 	msg += " (e.g. "
@@ -126,10 +142,12 @@ func regexError(msg, format string, examples ...string) string {
 
 // DNS1123Subdomain returns the problems of s as a DNS-1123 subdomain,
 // with upstream's messages; none if it is one.
-func DNS1123Subdomain(s string) []string {
+func DNS1123Subdomain(s string) []string { return dns1123Subdomain(s, maxLenError) }
+
+func dns1123Subdomain(s string, tooLong func(int) string) []string {
 	var out []string
 	if len(s) > DNS1123SubdomainMaxLength {
-		out = append(out, maxLenError(DNS1123SubdomainMaxLength))
+		out = append(out, tooLong(DNS1123SubdomainMaxLength))
 	}
 	if !subdomainChars(s) {
 		out = append(out, regexError("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character", dns1123SubdomainFmt, "example.com"))
@@ -169,20 +187,20 @@ func QualifiedName(s string) []string {
 		if prefix == "" {
 			out = append(out, "prefix part must be non-empty")
 		} else {
-			for _, msg := range DNS1123Subdomain(prefix) {
+			for _, msg := range dns1123Subdomain(prefix, maxBytesError) {
 				out = append(out, "prefix part "+msg)
 			}
 		}
 	default:
-		return append(out, "a qualified name "+regexError("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", qualifiedNameFmt, "MyName", "my.name", "123-abc")+
+		return append(out, "a valid label key "+regexError("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", qualifiedNameFmt, "MyName", "my.name", "123-abc")+
 			" with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')")
 	}
 	if name == "" {
 		out = append(out, "name part must be non-empty")
 	} else if len(name) > QualifiedNameMaxLength {
-		out = append(out, "name part "+maxLenError(QualifiedNameMaxLength))
+		out = append(out, "name part "+maxBytesError(QualifiedNameMaxLength))
 	}
-	if name != "" && !nameChars(name) {
+	if !nameChars(name) {
 		out = append(out, "name part "+regexError("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", qualifiedNameFmt, "MyName", "my.name", "123-abc"))
 	}
 	return out
@@ -193,7 +211,7 @@ func QualifiedName(s string) []string {
 func LabelValue(s string) []string {
 	var out []string
 	if len(s) > LabelValueMaxLength {
-		out = append(out, maxLenError(LabelValueMaxLength))
+		out = append(out, maxBytesError(LabelValueMaxLength))
 	}
 	if s != "" && !nameChars(s) {
 		out = append(out, regexError("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", labelValueFmt, "MyValue", "my_value", "12345"))
