@@ -51,7 +51,8 @@
 // nothing; see Converter. A Syncer wraps a Converter and a
 // slicer.Reconciler and also remembers the last sync that planned no
 // writes, so that the same objects again (in any order) are answered with
-// one map lookup per pod and per slice, without running the slicer:
+// one lookup per pod and per slice, without running the slicer, and a few
+// replaced pods rewrite only the slices that hold them:
 //
 //	s, _ := endpointslice.NewSyncer(slicer.Options{}) // one per worker
 //	plan, skipped, err := s.Plan(endpointslice.ServiceFacts(svc, triggerTime), svc, pods, nodeLister, slices)

@@ -19,15 +19,17 @@ import (
 // updates that change nothing the slices hold), and under the informer
 // contract (a cached object is replaced, never modified in place; see
 // Converter) it can be recognised without looking inside any object: when
-// the Service facts are equal, the Service spec and every node the pods
-// saw are the same, the pods are the same set of objects and the existing
-// slices are the same set of objects as in the previous sync, and that
-// sync planned no writes, then the plan is again to write nothing, with
-// the same slices unchanged. Plan checks exactly this, at the cost of one
-// map lookup per pod and per slice, and otherwise runs the Converter and
-// the slicer in full. Any changed object, however small the change,
-// replaces its pointer and so takes the full path: the remembered verdict
-// is never trusted for an object it was not computed from.
+// the Service facts are equal (the trigger time aside: a plan without
+// writes does not use it), the Service spec and the zones of the nodes the
+// pods saw are the same, the pods are the same set of objects and the
+// existing slices are the same set of objects as in the remembered no-op
+// sync, then the plan is again to write nothing, with the same slices
+// unchanged. Plan checks exactly this, at the cost of one index lookup per
+// pod and one map lookup per slice. When a few pods were replaced by
+// objects of the same identity (see Plan), only the slices holding them
+// are reconciled; anything else runs the Converter and the slicer in
+// full. The remembered verdict is never trusted for an object it was not
+// computed from: a replaced pod is converted and compared.
 //
 // A Syncer (like a Converter) remembers one Service: syncing another one
 // forgets everything. A controller whose workers take Services from a
