@@ -228,6 +228,15 @@ func (s *Syncer) rewrite(facts slicer.Service, existing []*discovery.EndpointSli
 	if left > 0 {
 		return nil, false
 	}
+	if s.compact {
+		// Compaction repacks the slices of a port set being rewritten
+		// together; reconciling them one by one would not.
+		for k := range at {
+			if at[k] != at[0] {
+				return nil, false
+			}
+		}
+	}
 	var updates []slicer.Slice
 	for k := range changes {
 		si := at[k]

@@ -37,12 +37,13 @@ import (
 // namespace and name, dropped when the Service is deleted) and serialises
 // its use, as the workqueue already does per key.
 type Syncer struct {
-	conv  Converter
-	core  *slicer.Reconciler
-	last  noOp
-	base  uint32 // id of the pods of the last no-op sync (mark.base)
-	hits  int    // syncs answered from the remembered no-op, for tests
-	incrs int    // syncs planned from the remembered no-op and a few changed pods, for tests
+	conv    Converter
+	core    *slicer.Reconciler
+	compact bool // Options.Compact: slices are repacked together
+	last    noOp
+	base    uint32 // id of the pods of the last no-op sync (mark.base)
+	hits    int    // syncs answered from the remembered no-op, for tests
+	incrs   int    // syncs planned from the remembered no-op and a few changed pods, for tests
 }
 
 // noOp remembers the last sync that planned no writes.
@@ -61,7 +62,7 @@ func NewSyncer(opts slicer.Options) (*Syncer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Syncer{core: core}, nil
+	return &Syncer{core: core, compact: opts.Compact}, nil
 }
 
 // Plan returns the plan for svc, as

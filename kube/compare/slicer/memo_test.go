@@ -178,9 +178,9 @@ func applyPlan(plan slicer.Plan, existing []*discovery.EndpointSlice, step int) 
 // no-op or in full, must be the fresh path's.
 func TestSyncerFromMemory(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
-	for i := range 200 {
+	for i := range 300 {
 		in := randomScenario(rng)
-		opts := slicer.Options{MaxEndpointsPerSlice: in.MaxEndpointsPerSlice}
+		opts := slicer.Options{MaxEndpointsPerSlice: in.MaxEndpointsPerSlice, Compact: i%2 == 1}
 		s, err := endpointslice.NewSyncer(opts)
 		if err != nil {
 			t.Fatal(err)
