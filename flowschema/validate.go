@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/fairslice/fairslice/internal/k8sname"
 	"github.com/fairslice/fairslice/shufflesharding"
 )
 
@@ -81,7 +82,7 @@ func ValidateFlowSchema(fs *FlowSchema) ErrorList {
 	}
 	plName := spec.child("priorityLevelConfiguration").child("name")
 	if n := s.PriorityLevelConfiguration.Name; n != "" {
-		for _, msg := range dnsSubdomain(n) {
+		for _, msg := range k8sname.DNS1123Subdomain(n) {
 			e.invalid(plName, n, msg)
 		}
 	} else {
@@ -122,14 +123,14 @@ func specEqual(a, b any) bool { return cmp.Equal(a, b, cmpopts.EquateEmpty()) }
 func validateMeta(e *errs, m *ObjectMeta) {
 	meta := path("metadata")
 	if m.GenerateName != "" {
-		for _, msg := range dnsSubdomain(maskTrailingDash(m.GenerateName)) {
+		for _, msg := range k8sname.DNS1123Subdomain(k8sname.MaskTrailingDash(m.GenerateName)) {
 			e.invalid(meta.child("generateName"), m.GenerateName, msg)
 		}
 	}
 	if m.Name == "" {
 		e.required(meta.child("name"), "name or generateName is required")
 	} else {
-		for _, msg := range dnsSubdomain(m.Name) {
+		for _, msg := range k8sname.DNS1123Subdomain(m.Name) {
 			e.invalid(meta.child("name"), m.Name, msg)
 		}
 	}
@@ -140,16 +141,16 @@ func validateMeta(e *errs, m *ObjectMeta) {
 		e.invalid(meta.child("generation"), m.Generation, "must be greater than or equal to 0")
 	}
 	for _, k := range sortedKeys(m.Labels) {
-		for _, msg := range qualifiedName(k) {
+		for _, msg := range k8sname.QualifiedName(k) {
 			e.invalid(meta.child("labels"), k, msg)
 		}
-		for _, msg := range labelValue(m.Labels[k]) {
+		for _, msg := range k8sname.LabelValue(m.Labels[k]) {
 			e.invalid(meta.child("labels"), m.Labels[k], msg)
 		}
 	}
 	size := 0
 	for _, k := range sortedKeys(m.Annotations) {
-		for _, msg := range qualifiedName(strings.ToLower(k)) {
+		for _, msg := range k8sname.QualifiedName(strings.ToLower(k)) {
 			e.invalid(meta.child("annotations"), k, msg)
 		}
 		size += len(k) + len(m.Annotations[k])
@@ -157,13 +158,6 @@ func validateMeta(e *errs, m *ObjectMeta) {
 	if size > totalAnnotationSize {
 		e.add(ErrorTypeInvalid, meta.child("annotations"), size, fmt.Sprintf("may not be more than %d bytes", totalAnnotationSize))
 	}
-}
-
-func maskTrailingDash(s string) string {
-	if len(s) > 1 && strings.HasSuffix(s, "-") {
-		return s[:len(s)-2] + "a"
-	}
-	return s
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -218,12 +212,12 @@ func validateSubject(e *errs, s *Subject, p path) {
 			if sa.Name == "" {
 				e.required(sp.child("name"), "")
 			} else if sa.Name != NameAll {
-				for _, msg := range dnsSubdomain(sa.Name) {
+				for _, msg := range k8sname.DNS1123Subdomain(sa.Name) {
 					e.invalid(sp.child("name"), sa.Name, msg)
 				}
 			}
 			if sa.Namespace != "" {
-				for _, msg := range dnsLabel(sa.Namespace) {
+				for _, msg := range k8sname.DNS1123Label(sa.Namespace) {
 					e.invalid(sp.child("namespace"), sa.Namespace, msg)
 				}
 			} else {
@@ -293,7 +287,7 @@ func validateResourceRule(e *errs, r *ResourcePolicyRule, p path) {
 		}
 	default:
 		for i, n := range r.Namespaces {
-			for _, msg := range dnsLabel(n) {
+			for _, msg := range k8sname.DNS1123Label(n) {
 				e.invalid(ns.index(i), n, "each member of this list must be '*' or a DNS-1123 label; "+msg)
 			}
 		}

@@ -10,23 +10,26 @@
 // Desired endpoints come in groups of one address type (IPv4, IPv6, FQDN)
 // and one port set. Each group is reconciled on its own, against the
 // existing slices that are owned by the Service and have the same address
-// type and port set (as a multiset; the order of ports does not matter):
+// type and port set (as a multiset; the order of ports does not matter).
+// Each step is a function of the same name in reconcile.go:
 //
-//  1. Each existing slice, in name order, keeps the endpoints that are
+//  1. prune: each existing slice, in name order, keeps the endpoints that are
 //     still desired (replaced by their desired version) and drops the
 //     rest. A slice that lost an endpoint or holds one that changed is
 //     rewritten, or deleted if nothing is left; a slice whose non-reserved
 //     labels differ from the Service's is rewritten; any other slice is
 //     unchanged.
-//  2. The endpoints not yet in a slice fill the slices being rewritten,
+//  2. fill: the endpoints not yet in a slice fill the slices being rewritten,
 //     fullest first (ties by name), up to MaxEndpointsPerSlice.
-//  3. The rest go into full new slices; a remainder smaller than a slice
+//  3. placeRest: the rest go into full new slices; a remainder smaller than a slice
 //     goes whole into the unchanged slice it fills best (ties by name),
 //     or else into one more new slice: one create is preferred over
 //     several updates.
 //
 // Existing slices not owned by the Service, and slices of a port set no
-// longer desired, are deleted. When no slice of an address type is left,
+// longer desired, are deleted (assignExisting). A slice holding more
+// endpoints than a lowered MaxEndpointsPerSlice is left as it is until it
+// is rewritten for another reason, as upstream. When no slice of an address type is left,
 // an empty placeholder slice (no ports, no endpoints) is created, unless
 // the only slice being deleted already is one. Slices to create are then
 // recycled: each takes the name of a slice being deleted of the same
@@ -79,9 +82,13 @@
 //
 // Strict on bad input. Two desired endpoints of one group with the same
 // identity are an error (upstream keeps the last one silently), as are an
-// endpoint without addresses, an unknown address type and unnamed or
-// repeated existing slices. Validate checks a slice against the API
-// server's validation rules.
+// endpoint without addresses, an unknown address type, a Service without
+// address types (which would delete every slice), a ControllerName that
+// is not a label value, and unnamed or repeated existing slices. Validate
+// checks a slice against the API server's validation rules, and every
+// plan lists in Plan.Invalid the slices it writes that the API server
+// would refuse (a loopback address, two ports of one name); upstream
+// sends them and fails.
 //
 // Optional compaction (Options.Compact, off by default). Upstream never
 // merges slices: after churn, many sparsely filled slices remain (see

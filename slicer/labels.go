@@ -1,5 +1,7 @@
 package slicer
 
+import "github.com/fairslice/fairslice/internal/k8sname"
+
 // isReservedLabel reports whether key is one of the labels the controller
 // owns on its slices; the Service's values for them are ignored.
 func isReservedLabel(key string) bool {
@@ -66,56 +68,8 @@ func SliceLabels(svc *Service, controllerName string) map[string]string {
 // subdomain prefix, as upstream.
 func GenerateName(service string) string {
 	p := service + "-"
-	if isDNSSubdomainPrefix(p) {
+	if k8sname.IsGenerateName(p) {
 		return p
 	}
 	return service
-}
-
-// isDNSSubdomainPrefix reports whether p, with a trailing '-' read as a
-// letter (the API server appends random characters), is a DNS-1123
-// subdomain: at most 253 characters, dot-separated labels of lower-case
-// letters, digits and '-', each starting and ending with a letter or digit.
-func isDNSSubdomainPrefix(p string) bool {
-	if len(p) == 0 || len(p) > 253 {
-		return false
-	}
-	b := []byte(p)
-	if b[len(b)-1] == '-' {
-		b[len(b)-1] = 'a'
-	}
-	return isDNSSubdomain(string(b))
-}
-
-// isDNSSubdomain reports whether s is a DNS-1123 subdomain.
-func isDNSSubdomain(s string) bool {
-	if len(s) == 0 || len(s) > 253 {
-		return false
-	}
-	start := 0
-	for i := 0; i <= len(s); i++ {
-		if i == len(s) || s[i] == '.' {
-			if !isDNSLabelChars(s[start:i]) {
-				return false
-			}
-			start = i + 1
-		}
-	}
-	return true
-}
-
-// isDNSLabelChars reports whether s is non-empty, of [a-z0-9-], and starts
-// and ends with an alphanumeric character (no length limit).
-func isDNSLabelChars(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
-		if !alnum && (c != '-' || i == 0 || i == len(s)-1) {
-			return false
-		}
-	}
-	return true
 }

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"hash/maphash"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/fairslice/fairslice/internal/k8sname"
 )
 
 // Reconciler computes plans. It holds the validated options and scratch
@@ -78,11 +81,16 @@ func NewReconciler(opts Options) (*Reconciler, error) {
 }
 
 func (o Options) validate() error {
+	var errs []error
 	if o.MaxEndpointsPerSlice < 0 || o.MaxEndpointsPerSlice > MaxMaxEndpointsPerSlice {
-		return fmt.Errorf("slicer: Options.MaxEndpointsPerSlice: %d is out of range 1..%d (0 selects %d)",
-			o.MaxEndpointsPerSlice, MaxMaxEndpointsPerSlice, DefaultMaxEndpointsPerSlice)
+		errs = append(errs, fmt.Errorf("slicer: Options.MaxEndpointsPerSlice: %d is out of range 1..%d (0 selects %d)",
+			o.MaxEndpointsPerSlice, MaxMaxEndpointsPerSlice, DefaultMaxEndpointsPerSlice))
 	}
-	return nil
+	if o.ControllerName != "" && !k8sname.IsLabelValue(o.ControllerName) {
+		errs = append(errs, fmt.Errorf("slicer: Options.ControllerName: %q is not a valid label value: %s",
+			o.ControllerName, strings.Join(k8sname.LabelValue(o.ControllerName), "; ")))
+	}
+	return errors.Join(errs...)
 }
 
 // Reconcile is a one-shot NewReconciler(opts) followed by its Reconcile.
@@ -133,7 +141,43 @@ func (r *Reconciler) Reconcile(svc Service, desired []Group, existing []Slice) (
 	}
 	slices.SortFunc(late, byName)
 	plan.Deletes = append(plan.Deletes, late...)
+	plan.Invalid = InvalidWrites(&plan)
 	return plan, nil
+}
+
+// InvalidWrites returns the slices plan creates and updates that fail
+// Validate, in plan order, or nil. Reconcile fills Plan.Invalid with it.
+func InvalidWrites(plan *Plan) []InvalidSlice {
+	var out []InvalidSlice
+	for _, list := range [][]Slice{plan.Creates, plan.Updates} {
+		for i := range list {
+			if errs := validate(&list[i]); errs != nil {
+				s := &list[i]
+				inv := InvalidSlice{Name: s.Name, GenerateName: s.GenerateName, AddressType: s.AddressType}
+				for _, err := range errs {
+					inv.Problems = append(inv.Problems, err.Error())
+				}
+				out = append(out, inv)
+			}
+		}
+	}
+	return out
+}
+
+// InvalidSlice is a slice of a plan that the API server would refuse.
+type InvalidSlice struct {
+	Name, GenerateName string // which slice (GenerateName for a create)
+	AddressType        AddressType
+	Problems           []string // what Validate reports, one problem each
+}
+
+// Error names the slice and its problems.
+func (e InvalidSlice) Error() string {
+	name := e.Name
+	if name == "" {
+		name = e.GenerateName + "*"
+	}
+	return fmt.Sprintf("slicer: slice %s (%s) would be refused: %s", name, e.AddressType, strings.Join(e.Problems, "; "))
 }
 
 // check validates the inputs, reporting every problem.
@@ -141,6 +185,11 @@ func (r *Reconciler) check(svc *Service, desired []Group, existing []Slice) erro
 	var errs []error
 	if svc.Name == "" {
 		errs = append(errs, errors.New("slicer: Service.Name: must not be empty"))
+	}
+	if len(svc.AddressTypes) == 0 {
+		// Every Service has one (AddressTypesFor); none would delete
+		// every slice.
+		errs = append(errs, errors.New("slicer: Service.AddressTypes: must not be empty"))
 	}
 	for i, t := range svc.AddressTypes {
 		if t != IPv4 && t != IPv6 && t != FQDN {
@@ -198,9 +247,36 @@ type typePlan struct {
 	added, removed            int
 }
 
-// reconcileType reconciles the slices of one address type into plan.
+// reconcileType reconciles the slices of one address type into plan: the
+// steps of the package documentation's Model for each port set, then the
+// placeholder, hint removal, recycling and the trigger time.
 func (r *Reconciler) reconcileType(plan *Plan, svc *Service, nsr int, at AddressType, desired []Group, existing []Slice) error {
-	// Existing slices of this type, by name.
+	r.existingOfType(at, existing)
+	r.groupDesired(at, desired)
+	var tp typePlan
+	r.assignExisting(&tp, svc, existing)
+	for gi := range r.groups {
+		if err := r.pack(&tp, svc, nsr, at, &r.groups[gi], desired, existing); err != nil {
+			return err
+		}
+	}
+	r.placeholder(&tp, svc, at)
+	if !svc.TopologyHints {
+		r.removeHints(&tp, existing)
+	}
+	slices.SortFunc(tp.updates, byName)
+	slices.SortFunc(tp.deletes, byName)
+	recycle(&tp, svc)
+	if svc.Deleting {
+		tp.creates = nil
+	}
+	r.finish(plan, &tp, svc, existing)
+	return nil
+}
+
+// existingOfType lists the existing slices of type at in r.order, by
+// name, and marks them unchanged until decided otherwise.
+func (r *Reconciler) existingOfType(at AddressType, existing []Slice) {
 	r.order = r.order[:0]
 	for i := range existing {
 		if existing[i].AddressType == at {
@@ -209,8 +285,11 @@ func (r *Reconciler) reconcileType(plan *Plan, svc *Service, nsr int, at Address
 		}
 	}
 	slices.SortFunc(r.order, func(a, b int32) int { return cmp.Compare(existing[a].Name, existing[b].Name) })
+}
 
-	// Logical desired groups, by port set.
+// groupDesired merges the desired groups of type at into logical groups,
+// one per port set, in port-set order.
+func (r *Reconciler) groupDesired(at AddressType, desired []Group) {
 	r.groups = r.groups[:0]
 	for i := range desired {
 		if desired[i].AddressType != at {
@@ -229,69 +308,68 @@ func (r *Reconciler) reconcileType(plan *Plan, svc *Service, nsr int, at Address
 		r.groups[gi].members = append(r.groups[gi].members, int32(i))
 	}
 	slices.SortFunc(r.groups, func(a, b group) int { return slices.CompareFunc(a.ports, b.ports, comparePorts) })
+}
 
-	var tp typePlan
+// assignExisting gives each existing slice of the type to the group of its
+// port set; slices not owned by the Service, and slices of a port set no
+// longer desired, are deleted.
+func (r *Reconciler) assignExisting(tp *typePlan, svc *Service, existing []Slice) {
 	for _, si := range r.order {
 		s := &existing[si]
-		if !ownedBy(s, svc) {
-			r.state[si] = stDeleted
-			tp.deletes = append(tp.deletes, *s)
-			continue
+		if ownedBy(s, svc) {
+			if gi := r.findGroup(s.Ports); gi >= 0 {
+				r.groups[gi].slices = append(r.groups[gi].slices, si)
+				continue
+			}
 		}
-		if gi := r.findGroup(s.Ports); gi >= 0 {
-			r.groups[gi].slices = append(r.groups[gi].slices, si)
-			continue
-		}
-		// A port set no longer desired.
 		r.state[si] = stDeleted
 		tp.deletes = append(tp.deletes, *s)
 	}
+}
 
-	for gi := range r.groups {
-		if err := r.pack(&tp, svc, nsr, at, &r.groups[gi], desired, existing); err != nil {
-			return err
-		}
+// placeholder gives a Service with no slice of the type left one empty
+// slice; an existing one that matches is kept.
+func (r *Reconciler) placeholder(tp *typePlan, svc *Service, at AddressType) {
+	if len(r.order) != len(tp.deletes) || len(tp.creates) != 0 {
+		return
 	}
-
-	// The placeholder: a Service with no slice of this type left gets one
-	// empty slice; an existing one that matches is kept.
-	if len(r.order) == len(tp.deletes) && len(tp.creates) == 0 {
-		ph := r.newSlice(svc, at, []Port{}, 0)
-		if len(tp.deletes) == 1 && placeholderEqual(&tp.deletes[0], &ph, svc) {
-			for _, si := range r.order {
-				r.state[si] = stUnchanged
-			}
-			tp.deletes = tp.deletes[:0]
-		} else {
-			tp.creates = append(tp.creates, ph)
-		}
-	}
-
-	// Hints are removed unless a later pass manages them.
-	if !svc.TopologyHints {
-		for i := range tp.creates {
-			clearHints(tp.creates[i].Endpoints)
-		}
-		for i := range tp.updates {
-			clearHints(tp.updates[i].Endpoints)
-		}
+	ph := r.newSlice(svc, at, []Port{}, 0)
+	if len(tp.deletes) == 1 && placeholderEqual(&tp.deletes[0], &ph, svc) {
 		for _, si := range r.order {
-			if r.state[si] != stUnchanged || !hasHints(existing[si].Endpoints) {
-				continue
-			}
-			u := existing[si]
-			u.Endpoints = slices.Clone(u.Endpoints)
-			clearHints(u.Endpoints)
-			r.state[si] = stUpdated
-			tp.updates = append(tp.updates, u)
+			r.state[si] = stUnchanged
 		}
+		tp.deletes = tp.deletes[:0]
+		return
 	}
-	slices.SortFunc(tp.updates, byName)
-	slices.SortFunc(tp.deletes, byName)
+	tp.creates = append(tp.creates, ph)
+}
 
-	// Recycling: the last create takes the name of the first delete of an
-	// owned slice, and so on, as upstream (this matters when the Service
-	// is being deleted: the creates left over are dropped).
+// removeHints clears hints on the slices being written and rewrites the
+// unchanged slices that carry any.
+func (r *Reconciler) removeHints(tp *typePlan, existing []Slice) {
+	for i := range tp.creates {
+		clearHints(tp.creates[i].Endpoints)
+	}
+	for i := range tp.updates {
+		clearHints(tp.updates[i].Endpoints)
+	}
+	for _, si := range r.order {
+		if r.state[si] != stUnchanged || !hasHints(existing[si].Endpoints) {
+			continue
+		}
+		u := existing[si]
+		u.Endpoints = slices.Clone(u.Endpoints)
+		clearHints(u.Endpoints)
+		r.state[si] = stUpdated
+		tp.updates = append(tp.updates, u)
+	}
+}
+
+// recycle turns creates into updates of owned slices being deleted: the
+// last create takes the name of the first such delete, and so on, as
+// upstream (this matters when the Service is being deleted: the creates
+// left over are dropped).
+func recycle(tp *typePlan, svc *Service) {
 	for i := 0; i < len(tp.deletes) && len(tp.creates) > 0; {
 		d := &tp.deletes[i]
 		if !ownedBy(d, svc) {
@@ -304,10 +382,11 @@ func (r *Reconciler) reconcileType(plan *Plan, svc *Service, nsr int, at Address
 		tp.updates = append(tp.updates, c)
 		tp.deletes = slices.Delete(tp.deletes, i, i+1)
 	}
-	if svc.Deleting {
-		tp.creates = nil
-	}
+}
 
+// finish sets the trigger time on the slices written and appends the
+// type's plan to plan.
+func (r *Reconciler) finish(plan *Plan, tp *typePlan, svc *Service, existing []Slice) {
 	for i := range tp.creates {
 		tp.creates[i].Annotations = withTriggerTime(tp.creates[i].Annotations, svc.TriggerTime)
 	}
@@ -324,7 +403,6 @@ func (r *Reconciler) reconcileType(plan *Plan, svc *Service, nsr int, at Address
 			plan.Unchanged = append(plan.Unchanged, existing[si])
 		}
 	}
-	return nil
 }
 
 // findGroup returns the index of the logical group with the port set of
@@ -344,11 +422,44 @@ type work struct {
 	src int32 // index of the existing slice, -1 for a new one
 }
 
-// pack reconciles one port set: prune and refresh existing slices, fill
-// the ones being rewritten, then create full slices and put the remainder
-// in the best-fitting unchanged slice or a new one.
+// packing is the state of one port set's reconciliation.
+type packing struct {
+	svc       *Service
+	nsr       int // the Service's non-reserved labels
+	at        AddressType
+	g         *group
+	existing  []Slice
+	updates   []work  // slices being rewritten
+	unchanged []int32 // existing slices left as they are, by name
+	moved     []Endpoint
+	next      int // next index of r.rest to place
+}
+
+// pack reconciles one port set, in the steps of the package
+// documentation's Model: prune and refresh the existing slices, fill the
+// ones being rewritten, then place the rest in full new slices and the
+// remainder where it fits best.
 func (r *Reconciler) pack(tp *typePlan, svc *Service, nsr int, at AddressType, g *group, desired []Group, existing []Slice) error {
-	// Index the desired endpoints by identity.
+	if err := r.indexDesired(at, g, desired); err != nil {
+		return err
+	}
+	p := &packing{svc: svc, nsr: nsr, at: at, g: g, existing: existing}
+	r.prune(tp, p)
+	r.pending()
+	if r.compact {
+		r.compactUpdates(tp, p)
+	}
+	r.fill(p)
+	r.placeRest(tp, p)
+	for _, w := range p.updates {
+		r.state[w.src] = stUpdated
+		tp.updates = append(tp.updates, w.s)
+	}
+	return nil
+}
+
+// indexDesired builds the identity table over the desired endpoints of g.
+func (r *Reconciler) indexDesired(at AddressType, g *group, desired []Group) error {
 	r.des = r.des[:0]
 	for _, m := range g.members {
 		for j := range desired[m].Endpoints {
@@ -377,13 +488,18 @@ func (r *Reconciler) pack(tp *typePlan, svc *Service, nsr int, at AddressType, g
 		}
 		r.table[j] = slot{tag: tag, idx: int32(i + 1)}
 	}
-	remaining := n
+	return nil
+}
 
-	// 1. Prune and refresh existing slices.
-	var updates []work
-	var unchanged []int32
-	for _, si := range g.slices {
-		s := &existing[si]
+// prune is step 1: each existing slice of the port set, in name order,
+// keeps the endpoints still desired (their desired version) and drops the
+// rest. A slice that lost an endpoint or holds a changed one is rewritten,
+// or deleted if nothing is left; one whose non-reserved labels differ is
+// rewritten; any other is unchanged.
+func (r *Reconciler) prune(tp *typePlan, p *packing) {
+	remaining := len(r.des)
+	for _, si := range p.g.slices {
+		s := &p.existing[si]
 		r.keep = r.keep[:0]
 		changed := false
 		for k := range s.Endpoints {
@@ -413,120 +529,139 @@ func (r *Reconciler) pack(tp *typePlan, svc *Service, nsr int, at AddressType, g
 			for k, idx := range r.keep {
 				u.Endpoints[k] = *r.des[idx]
 			}
-			u.Labels = r.labels(svc)
-			updates = append(updates, work{s: u, src: si})
-		case labelsDiffer(s.Labels, svc.Labels, nsr):
+			u.Labels = r.labels(p.svc)
+			p.updates = append(p.updates, work{s: u, src: si})
+		case labelsDiffer(s.Labels, p.svc.Labels, p.nsr):
 			u := *s
 			u.Endpoints = slices.Clone(s.Endpoints)
-			u.Labels = r.labels(svc)
-			updates = append(updates, work{s: u, src: si})
+			u.Labels = r.labels(p.svc)
+			p.updates = append(p.updates, work{s: u, src: si})
 		default:
-			unchanged = append(unchanged, si)
+			p.unchanged = append(p.unchanged, si)
 		}
 	}
 	tp.added += remaining
+}
 
-	// The endpoints left to place, in identity order.
+// pending lists in r.rest the desired endpoints not yet in a slice, in
+// identity order.
+func (r *Reconciler) pending() {
 	r.rest = r.rest[:0]
-	if remaining > 0 {
-		for i := range r.des {
-			if !r.placed[i] {
-				r.rest = append(r.rest, int32(i))
-			}
+	for i := range r.des {
+		if !r.placed[i] {
+			r.rest = append(r.rest, int32(i))
 		}
+	}
+	if len(r.rest) > 1 {
 		slices.SortFunc(r.rest, func(a, b int32) int { return compareIdentity(r.des[a], r.des[b]) })
 	}
-	fullestFirst := func(a, b work) int {
-		if c := cmp.Compare(len(b.s.Endpoints), len(a.s.Endpoints)); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.s.Name, b.s.Name)
-	}
+}
 
-	// Compaction: when the slices being rewritten could hold their
-	// endpoints and the new ones in fewer slices, the sparsest of them are
-	// deleted instead of rewritten (one write each either way) and their
-	// endpoints move to the others.
-	var moved []Endpoint
-	if r.compact && len(updates) > 1 {
-		total := len(r.rest)
-		for _, w := range updates {
-			total += len(w.s.Endpoints)
-		}
-		if k := (total + r.max - 1) / r.max; k < len(updates) {
-			slices.SortStableFunc(updates, fullestFirst)
-			for _, w := range updates[k:] {
-				moved = append(moved, w.s.Endpoints...)
-				r.state[w.src] = stDeleted
-				tp.deletes = append(tp.deletes, existing[w.src])
-			}
-			updates = updates[:k]
-		}
+// fullestFirst orders slices being written by length, longest first, then
+// by name.
+func fullestFirst(a, b work) int {
+	if c := cmp.Compare(len(b.s.Endpoints), len(a.s.Endpoints)); c != 0 {
+		return c
 	}
+	return cmp.Compare(a.s.Name, b.s.Name)
+}
 
-	next := 0
-	take := func(w *work) {
-		for len(moved) > 0 && len(w.s.Endpoints) < r.max {
-			w.s.Endpoints = append(w.s.Endpoints, moved[0])
-			moved = moved[1:]
-		}
-		for next < len(r.rest) && len(w.s.Endpoints) < r.max {
-			w.s.Endpoints = append(w.s.Endpoints, *r.des[r.rest[next]])
-			next++
-		}
+// compactUpdates is Options.Compact: when the slices being rewritten could
+// hold their endpoints and the new ones in fewer slices, the sparsest of
+// them are deleted instead of rewritten (one write each either way) and
+// their endpoints move to the others.
+func (r *Reconciler) compactUpdates(tp *typePlan, p *packing) {
+	if len(p.updates) < 2 {
+		return
 	}
-
-	// 2. Fill the slices being rewritten, fullest first.
-	if (len(r.rest) > 0 || len(moved) > 0) && len(updates) > 0 {
-		slices.SortStableFunc(updates, fullestFirst)
-		for i := range updates {
-			take(&updates[i])
-		}
+	total := len(r.rest)
+	for _, w := range p.updates {
+		total += len(w.s.Endpoints)
 	}
+	k := (total + r.max - 1) / r.max
+	if k >= len(p.updates) {
+		return
+	}
+	slices.SortStableFunc(p.updates, fullestFirst)
+	for _, w := range p.updates[k:] {
+		p.moved = append(p.moved, w.s.Endpoints...)
+		r.state[w.src] = stDeleted
+		tp.deletes = append(tp.deletes, p.existing[w.src])
+	}
+	p.updates = p.updates[:k]
+}
 
-	// 3. Full new slices, then the remainder into the unchanged slice it
-	// fits best, whole, or into one more new slice.
-	for next < len(r.rest) {
-		left := len(r.rest) - next
+// take fills w up to the maximum, with moved endpoints first, then the
+// pending ones.
+func (r *Reconciler) take(p *packing, w *work) {
+	for len(p.moved) > 0 && len(w.s.Endpoints) < r.max {
+		w.s.Endpoints = append(w.s.Endpoints, p.moved[0])
+		p.moved = p.moved[1:]
+	}
+	for p.next < len(r.rest) && len(w.s.Endpoints) < r.max {
+		w.s.Endpoints = append(w.s.Endpoints, *r.des[r.rest[p.next]])
+		p.next++
+	}
+}
+
+// fill is step 2: the pending endpoints fill the slices being rewritten,
+// fullest first (ties by name).
+func (r *Reconciler) fill(p *packing) {
+	if len(r.rest) == 0 && len(p.moved) == 0 || len(p.updates) == 0 {
+		return
+	}
+	slices.SortStableFunc(p.updates, fullestFirst)
+	for i := range p.updates {
+		r.take(p, &p.updates[i])
+	}
+}
+
+// placeRest is step 3: the endpoints still pending go into full new
+// slices; a remainder smaller than a slice goes whole into the unchanged
+// slice it fills best, or else into one more new slice.
+func (r *Reconciler) placeRest(tp *typePlan, p *packing) {
+	for p.next < len(r.rest) {
+		left := len(r.rest) - p.next
 		var w work
 		best := -1
 		if left < r.max {
-			// Among equally good slices prefer one that hint removal
-			// would rewrite anyway (upstream picks at random, so its
-			// count of updates varies there), then the smaller name.
-			gap, bestHinted := r.max, false
-			for i, si := range unchanged {
-				d := r.max - (len(existing[si].Endpoints) + left)
-				if d < 0 || d > gap {
-					continue
-				}
-				hinted := !svc.TopologyHints && hasHints(existing[si].Endpoints)
-				if d < gap || hinted && !bestHinted {
-					gap, best, bestHinted = d, i, hinted
-				}
-			}
+			best = r.bestFit(p, left)
 		}
 		if best >= 0 {
-			si := unchanged[best]
-			unchanged = slices.Delete(unchanged, best, best+1)
-			w = work{s: existing[si], src: si}
+			si := p.unchanged[best]
+			p.unchanged = slices.Delete(p.unchanged, best, best+1)
+			w = work{s: p.existing[si], src: si}
 			w.s.Endpoints = slices.Grow(slices.Clone(w.s.Endpoints), left)
 		} else {
-			w = work{s: r.newSlice(svc, at, g.ports, min(left, r.max)), src: -1}
+			w = work{s: r.newSlice(p.svc, p.at, p.g.ports, min(left, r.max)), src: -1}
 		}
-		take(&w)
+		r.take(p, &w)
 		if w.src < 0 {
 			tp.creates = append(tp.creates, w.s)
 		} else {
-			updates = append(updates, w)
+			p.updates = append(p.updates, w)
 		}
 	}
+}
 
-	for _, w := range updates {
-		r.state[w.src] = stUpdated
-		tp.updates = append(tp.updates, w.s)
+// bestFit returns the index in p.unchanged of the slice that left more
+// endpoints fill best (the least room left over), or -1 if none has room.
+// Among equally good slices it prefers one that hint removal would
+// rewrite anyway (upstream picks at random, so its count of updates
+// varies there), then the smaller name.
+func (r *Reconciler) bestFit(p *packing, left int) int {
+	best, gap, bestHinted := -1, r.max, false
+	for i, si := range p.unchanged {
+		d := r.max - (len(p.existing[si].Endpoints) + left)
+		if d < 0 || d > gap {
+			continue
+		}
+		hinted := !p.svc.TopologyHints && hasHints(p.existing[si].Endpoints)
+		if d < gap || hinted && !bestHinted {
+			gap, best, bestHinted = d, i, hinted
+		}
 	}
-	return nil
+	return best
 }
 
 // lookup returns the index of the desired endpoint with e's identity, or

@@ -326,6 +326,12 @@ type Plan struct {
 	// Added and Removed are upstream's endpoints_added_per_sync and
 	// endpoints_removed_per_sync for this reconciliation.
 	Added, Removed int
+	// Invalid lists what Validate finds wrong with the slices to create
+	// and update (a loopback pod IP, two Service ports of one name): the
+	// API server would refuse those writes. The plan still holds them, as
+	// upstream would send them; a controller reports the problems (an
+	// event, a log line) and may leave those slices out.
+	Invalid []InvalidSlice
 }
 
 // Writes returns the number of API calls in the plan.

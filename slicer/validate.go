@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+
+	"github.com/fairslice/fairslice/internal/k8sname"
 )
 
 // Validation limits of the API server (k8s.io/kubernetes v1.37.2,
@@ -28,17 +30,22 @@ const (
 // are "" or DNS labels, protocols TCP, UDP or SCTP, port numbers 1..65535
 // when set, and app protocols that are qualified names.
 func Validate(s Slice) error {
+	return errors.Join(validate(&s)...)
+}
+
+// validate returns every problem of s, or nil.
+func validate(s *Slice) []error {
 	var errs []error
 	bad := func(path string, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("slicer: %s: %s", path, fmt.Sprintf(format, args...)))
 	}
 	switch {
 	case s.Name != "":
-		if !isDNSSubdomain(s.Name) {
+		if !k8sname.IsDNS1123Subdomain(s.Name) {
 			bad("metadata.name", "%q is not a DNS subdomain", s.Name)
 		}
 	case s.GenerateName != "":
-		if !isDNSSubdomainPrefix(s.GenerateName) {
+		if !k8sname.IsGenerateName(s.GenerateName) {
 			bad("metadata.generateName", "%q is not a DNS subdomain prefix", s.GenerateName)
 		}
 	default:
@@ -64,7 +71,7 @@ func Validate(s Slice) error {
 		seen := map[string]bool{}
 		for i, p := range s.Ports {
 			path := fmt.Sprintf("ports[%d]", i)
-			if p.Name != "" && !isDNSLabel(p.Name) {
+			if p.Name != "" && !k8sname.IsDNS1123Label(p.Name) {
 				bad(path+".name", "%q is not a DNS label", p.Name)
 			}
 			if seen[p.Name] {
@@ -81,12 +88,12 @@ func Validate(s Slice) error {
 			if p.Port != 0 && (p.Port < 1 || p.Port > 65535) {
 				bad(path+".port", "%d is not in 1..65535", p.Port)
 			}
-			if p.AppProtocol != "" && !isQualifiedName(p.AppProtocol) {
+			if p.AppProtocol != "" && !k8sname.IsQualifiedName(p.AppProtocol) {
 				bad(path+".appProtocol", "%q is not a qualified name", p.AppProtocol)
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 func validateEndpoint(e *Endpoint, at AddressType, path string, bad func(string, string, ...any)) {
@@ -101,10 +108,10 @@ func validateEndpoint(e *Endpoint, at AddressType, path string, bad func(string,
 			bad(fmt.Sprintf("%s.addresses[%d]", path, j), "%q %v", a, err)
 		}
 	}
-	if e.Hostname != "" && !isDNSLabel(e.Hostname) {
+	if e.Hostname != "" && !k8sname.IsDNS1123Label(e.Hostname) {
 		bad(path+".hostname", "%q is not a DNS label", e.Hostname)
 	}
-	if e.NodeName != "" && !isDNSSubdomain(e.NodeName) {
+	if e.NodeName != "" && !k8sname.IsDNS1123Subdomain(e.NodeName) {
 		bad(path+".nodeName", "%q is not a valid node name", e.NodeName)
 	}
 	if e.Hints == nil {
@@ -127,8 +134,8 @@ func validateEndpoint(e *Endpoint, at AddressType, path string, bad func(string,
 			seen[z] = true
 		}
 	}
-	check("forZones", e.Hints.ForZones, isLabelValue, "label value")
-	check("forNodes", e.Hints.ForNodes, isDNSSubdomain, "node name")
+	check("forZones", e.Hints.ForZones, k8sname.IsLabelValue, "label value")
+	check("forNodes", e.Hints.ForNodes, k8sname.IsDNS1123Subdomain, "node name")
 }
 
 // validateAddress checks an address's syntax for its type.
@@ -192,14 +199,11 @@ func legacyIPv4(s string) (netip.Addr, bool) {
 	return netip.AddrFrom4(b), true
 }
 
-// isDNSLabel reports whether s is a DNS-1123 label: at most 63 characters.
-func isDNSLabel(s string) bool { return len(s) <= 63 && isDNSLabelChars(s) }
-
 // isFQDN reports whether s (a trailing dot allowed) is a DNS subdomain of
 // at least two labels, each at most 63 characters.
 func isFQDN(s string) bool {
 	s = strings.TrimSuffix(s, ".")
-	if !isDNSSubdomain(s) || !strings.Contains(s, ".") {
+	if !k8sname.IsDNS1123Subdomain(s) || !strings.Contains(s, ".") {
 		return false
 	}
 	for _, l := range strings.Split(s, ".") {
@@ -208,37 +212,4 @@ func isFQDN(s string) bool {
 		}
 	}
 	return true
-}
-
-// isLabelValue reports whether s is a valid label value: empty, or at most
-// 63 characters of [A-Za-z0-9_.-] starting and ending alphanumeric.
-func isLabelValue(s string) bool {
-	if s == "" {
-		return true
-	}
-	if len(s) > maxLabelValueLength {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-		if !alnum && (i == 0 || i == len(s)-1 || c != '-' && c != '_' && c != '.') {
-			return false
-		}
-	}
-	return true
-}
-
-// isQualifiedName reports whether s is a Kubernetes qualified name: an
-// optional DNS subdomain prefix and '/', then a name of at most 63
-// characters of [A-Za-z0-9_.-] starting and ending alphanumeric.
-func isQualifiedName(s string) bool {
-	name := s
-	if i := strings.LastIndexByte(s, '/'); i >= 0 {
-		if !isDNSSubdomain(s[:i]) {
-			return false
-		}
-		name = s[i+1:]
-	}
-	return name != "" && isLabelValue(name)
 }

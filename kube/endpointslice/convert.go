@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
@@ -49,14 +50,18 @@ func ServiceFacts(svc *corev1.Service, triggerTime time.Time) slicer.Service {
 // concurrent use; the zero value is ready to use.
 //
 // It remembers what it converted, by object pointer: a pod seen in the
-// previous Desired call, with the same Service spec and the same node
-// objects, is not converted again, and neither is an EndpointSlice seen in
-// the previous Existing call. This relies on the informer contract that a
-// cached object is never modified in place (a change replaces the
+// previous Desired call, with the same Service spec and the same zone for
+// its node, is not converted again, and neither is an EndpointSlice seen
+// in the previous Existing call. This relies on the informer contract that
+// a cached object is never modified in place (a change replaces the
 // pointer): do not pass objects you modify afterwards, or use a new
-// Converter. The node of every remembered pod is looked up again each
-// call, and any node or Service change forgets everything. A steady-state
-// sync thus allocates nothing per endpoint.
+// Converter. Of a node it remembers only what the plan depends on, whether
+// it exists and its topology.kubernetes.io/zone label, and looks it up
+// again each call: a replaced Node object (a kubelet's status update)
+// forgets nothing; a node that appears, disappears or changes zone, or a
+// changed Service spec, forgets every remembered pod. A steady-state sync
+// thus allocates nothing per endpoint, and neither does the first sync of
+// a new Converter (its memory is built from a few large arrays).
 //
 // What Desired returns is valid until the next Desired call, and what
 // Existing returns until the next Existing call.
@@ -66,16 +71,23 @@ type Converter struct {
 	eps    [][]slicer.Endpoint
 	buf    []byte
 
-	gen      uint32                // Existing calls
-	podGen   uint32                // Desired calls and same-pod checks
-	epoch    uint32                // times everything was forgotten
-	pods     map[*corev1.Pod]int32 // index into memo and seen
+	gen      uint32        // Existing calls
+	podGen   uint32        // Desired calls and same-pod checks
+	epoch    uint32        // times everything was forgotten
+	valid    bool          // svc, svcMeta and nodes describe the memory
+	indexed  bool          // pods is built (from listed)
+	pods     podIndex      // index into memo and seen
+	listed   []*corev1.Pod // pods of the first call since forgetting: memo[i] is listed[i]'s
 	memo     []podMemo
-	seen     []uint32                // per memo entry, the podGen it was last listed in (dense: the no-op check reads only this)
-	nodes    map[string]*corev1.Node // node objects the remembered pods saw
-	svc      corev1.ServiceSpec      // spec the remembered pods were converted for
-	svcMeta  [2]string               // its namespace and name
-	portSets [][]slicer.Port         // interned port sets
+	seen     []mark              // per memo entry (dense: the no-op check reads only this and the index)
+	nodes    map[string]nodeMemo // what the remembered pods saw of their nodes
+	svc      corev1.ServiceSpec  // spec the remembered pods were converted for
+	svcMeta  [2]string           // its namespace and name
+	portSets [][]slicer.Port     // interned port sets
+	epArena  []slicer.Endpoint   // backing store of podMemo.eps
+	ipArena  []string            // backing store of endpoint addresses
+	strArena []byte              // backing store of endpoint strings, append-only
+	lastNode nodeMemo            // the node of the last pod converted
 
 	slices []slicer.Slice
 	exist  map[*discovery.EndpointSlice]*sliceMemo
@@ -85,8 +97,21 @@ type Converter struct {
 type podMemo struct {
 	skip  bool // not an endpoint (terminal or no IP)
 	ports []slicer.Port
-	eps   [2]slicer.Endpoint // per address type of the Service (at most two), Addresses nil if none
+	eps   []slicer.Endpoint // per address type of the Service (at most two), Addresses nil if none
 	errs  []error
+}
+
+// nodeMemo is what the plan depends on of a node.
+type nodeMemo struct {
+	found bool
+	zone  string
+	name  string // shared by the endpoints on the node
+}
+
+// mark is what the no-op check needs of a remembered pod.
+type mark struct {
+	gen  uint32 // the podGen it was last listed in
+	base uint32 // Syncer.base of the last no-op sync that listed it
 }
 
 type sliceMemo struct {
@@ -113,21 +138,59 @@ type sliceMemo struct {
 // A pod whose node is missing is left out, unless the Service publishes
 // not-ready addresses (then it has no zone), and an IP that does not
 // parse is left out (upstream would publish it as "<nil>"). Both are
-// reported in the returned error, which joins every such problem while
-// the groups still hold everything else, so a controller can write the
-// plan and retry later as upstream does. Any other node lookup error
-// aborts with no groups.
+// reported in a *SkippedPodsError, while the groups still hold everything
+// else, so a controller can write the plan and retry later as upstream
+// does. Any other error (a node lookup that failed, a nil argument) is a
+// failure: the groups are nil and nothing must be written, since an empty
+// desired state would delete every endpoint of the Service. Tell them
+// apart with errors.As, as the package example does.
 func (c *Converter) Desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeGetter) ([]slicer.Group, error) {
 	groups, skipped, err := c.desired(svc, pods, nodes)
 	if err != nil {
 		return nil, err
 	}
-	return groups, skipped
+	if skipped != nil {
+		return groups, skipped
+	}
+	return groups, nil
 }
 
-// desired is Desired with the pods left out (skipped) told apart from a
-// failure (err).
-func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeGetter) (groups []slicer.Group, skipped, err error) {
+// SkippedPodsError reports the pods Desired left out (a missing node, an
+// unparsable IP). The groups returned with it hold every other pod: a
+// controller writes the plan and retries the Service later.
+type SkippedPodsError struct {
+	Errs []error // one per problem
+}
+
+// Error joins the problems, one per line.
+func (e *SkippedPodsError) Error() string { return errors.Join(e.Errs...).Error() }
+
+// Unwrap returns the problems.
+func (e *SkippedPodsError) Unwrap() []error { return e.Errs }
+
+// checkArgs reports nil arguments.
+func checkArgs(svc *corev1.Service, pods []*corev1.Pod, nodes NodeGetter) error {
+	var errs []error
+	if svc == nil {
+		errs = append(errs, errors.New("endpointslice: Service: must not be nil"))
+	}
+	if nodes == nil {
+		errs = append(errs, errors.New("endpointslice: NodeGetter: must not be nil"))
+	}
+	for i, p := range pods {
+		if p == nil {
+			errs = append(errs, fmt.Errorf("endpointslice: pods[%d]: must not be nil", i))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// desired is Desired with the pods left out (skipped, nil or a
+// *SkippedPodsError) told apart from a failure (err).
+func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeGetter) (groups []slicer.Group, skipped *SkippedPodsError, err error) {
+	if err := checkArgs(svc, pods, nodes); err != nil {
+		return nil, nil, err
+	}
 	if err := c.revalidate(svc, nodes); err != nil {
 		return nil, nil, err
 	}
@@ -137,41 +200,62 @@ func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 		c.eps[i] = c.eps[i][:0]
 	}
 	c.groups = c.groups[:0]
+	fresh := !c.indexed && c.listed == nil
+	if fresh {
+		// The first call: convert every pod into arrays sized once, and
+		// index them by pointer only if a second call comes.
+		c.memo = slices.Grow(c.memo[:0], len(pods))
+		c.seen = slices.Grow(c.seen[:0], len(pods))
+	} else {
+		c.index()
+	}
 	var errs []error
 	var lastPorts []slicer.Port
 	first := -1
-	for _, pod := range pods {
-		i, ok := c.pods[pod]
+	for k, pod := range pods {
+		var i int32
+		ok := false
+		if !fresh {
+			i, ok = c.pods.get(pod)
+		}
 		if !ok {
-			m, err := c.convert(svc, pod, types, nodes)
+			m, err := c.convert(svc, pod, types, nodes, fresh, len(pods)-k)
 			if err != nil {
+				if fresh { // nothing is remembered from a failed first call
+					c.memo, c.seen = c.memo[:0], c.seen[:0]
+				}
 				return nil, nil, err
 			}
 			i = int32(len(c.memo))
 			c.memo = append(c.memo, m)
-			c.seen = append(c.seen, 0)
-			c.pods[pod] = i
+			c.seen = append(c.seen, mark{})
+			if !fresh {
+				c.pods.put(pod, i)
+			}
 		}
 		m := &c.memo[i]
-		c.seen[i] = c.podGen
+		c.seen[i].gen = c.podGen
 		errs = append(errs, m.errs...)
 		if m.skip {
 			continue
 		}
 		if first < 0 || !samePorts(m.ports, lastPorts) {
 			c.ports = append(c.ports[:0], m.ports...)
-			first = c.groupFor(types[0])
+			first = c.groupFor(types[0], len(pods))
 			for _, t := range types[1:] {
-				c.groupFor(t)
+				c.groupFor(t, len(pods))
 			}
 			lastPorts = m.ports
 		}
-		for ti := range types {
+		for ti := range m.eps { // none for a pod whose node is missing
 			if m.eps[ti].Addresses != nil {
 				g := &c.groups[first+ti]
 				g.Endpoints = append(g.Endpoints, m.eps[ti])
 			}
 		}
+	}
+	if fresh {
+		c.listed = slices.Clone(pods)
 	}
 	for i := range c.groups {
 		if i < len(c.eps) {
@@ -181,37 +265,58 @@ func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 		}
 	}
 	if len(c.memo) > 2*len(pods)+64 {
-		// Forget pods not seen this time.
-		memo := make([]podMemo, 0, len(pods))
-		seen := make([]uint32, 0, len(pods))
-		for p, i := range c.pods {
-			if c.seen[i] != c.podGen {
-				delete(c.pods, p)
-				continue
-			}
-			c.pods[p] = int32(len(memo))
-			memo = append(memo, c.memo[i])
-			seen = append(seen, c.podGen)
-		}
-		c.memo, c.seen = memo, seen
+		c.compactMemo(len(pods))
 	}
-	return c.groups, errors.Join(errs...), nil
+	if errs != nil {
+		skipped = &SkippedPodsError{Errs: errs}
+	}
+	return c.groups, skipped, nil
 }
 
-// revalidate forgets the remembered pods when the Service's spec or any
-// remembered node changed.
+// index builds the pod index of the first call's pods.
+func (c *Converter) index() {
+	if c.listed == nil {
+		return
+	}
+	c.pods.reset(len(c.listed))
+	for i, p := range c.listed {
+		if _, dup := c.pods.get(p); !dup {
+			c.pods.put(p, int32(i))
+		}
+	}
+	c.listed = nil
+	c.indexed = true
+}
+
+// compactMemo forgets the pods not seen in the last call.
+func (c *Converter) compactMemo(n int) {
+	c.index()
+	memo := make([]podMemo, 0, n)
+	seen := make([]mark, 0, n)
+	old := c.pods.slots
+	c.pods.reset(n)
+	for _, s := range old {
+		if s.p == nil || c.seen[s.i].gen != c.podGen {
+			continue
+		}
+		c.pods.put(s.p, int32(len(memo)))
+		memo = append(memo, c.memo[s.i])
+		seen = append(seen, c.seen[s.i])
+	}
+	c.memo, c.seen = memo, seen
+}
+
+// revalidate forgets the remembered pods when the Service's spec changed,
+// or a remembered node appeared, disappeared or changed zone.
 func (c *Converter) revalidate(svc *corev1.Service, nodes NodeGetter) error {
-	if c.pods == nil || c.svcMeta != [2]string{svc.Namespace, svc.Name} || !equality.Semantic.DeepEqual(&c.svc, &svc.Spec) {
+	if !c.valid || c.svcMeta != [2]string{svc.Namespace, svc.Name} || !equality.Semantic.DeepEqual(&c.svc, &svc.Spec) {
 		c.forget(svc)
 		return nil
 	}
 	for name, old := range c.nodes {
-		cur, err := nodes.Get(name)
+		cur, err := lookupNode(nodes, name)
 		if err != nil {
-			if !apierrors.IsNotFound(err) {
-				return fmt.Errorf("endpointslice: looking up node %q: %w", name, err)
-			}
-			cur = nil
+			return fmt.Errorf("endpointslice: %w", err)
 		}
 		if cur != old {
 			c.forget(svc)
@@ -221,19 +326,41 @@ func (c *Converter) revalidate(svc *corev1.Service, nodes NodeGetter) error {
 	return nil
 }
 
+// lookupNode returns what the plan depends on of the named node.
+func lookupNode(nodes NodeGetter, name string) (nodeMemo, error) {
+	n, err := nodes.Get(name)
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return nodeMemo{}, nil
+		}
+		return nodeMemo{}, fmt.Errorf("looking up node %q: %w", name, err)
+	}
+	if n == nil {
+		return nodeMemo{}, nil
+	}
+	return nodeMemo{found: true, zone: n.Labels[corev1.LabelTopologyZone], name: name}, nil
+}
+
 func (c *Converter) forget(svc *corev1.Service) {
 	c.epoch++
-	c.pods = make(map[*corev1.Pod]int32)
+	c.valid = true
+	c.pods.reset(0)
+	c.indexed = false
+	c.listed = nil
 	c.memo = c.memo[:0]
 	c.seen = c.seen[:0]
-	c.nodes = make(map[string]*corev1.Node)
+	c.nodes = make(map[string]nodeMemo)
 	c.svc = *svc.Spec.DeepCopy()
 	c.svcMeta = [2]string{svc.Namespace, svc.Name}
 	c.portSets = nil
+	c.epArena, c.ipArena, c.strArena = nil, nil, nil
+	c.lastNode = nodeMemo{}
 }
 
 // convert turns one pod into its endpoints, one per address type.
-func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer.AddressType, nodes NodeGetter) (podMemo, error) {
+// fresh and left size the arenas: on a Converter's first call, the pods
+// left to convert fill one block.
+func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer.AddressType, nodes NodeGetter, fresh bool, left int) (podMemo, error) {
 	var m podMemo
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed ||
 		pod.Status.PodIP == "" && len(pod.Status.PodIPs) == 0 {
@@ -254,29 +381,54 @@ func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer
 	}
 	m.ports = c.intern(c.ports)
 
-	node, err := nodes.Get(pod.Spec.NodeName)
-	if err != nil {
-		if !apierrors.IsNotFound(err) {
-			return podMemo{}, fmt.Errorf("endpointslice: looking up node %q of pod %s/%s: %w", pod.Spec.NodeName, pod.Namespace, pod.Name, err)
+	node := c.lastNode
+	if !node.found || node.name != pod.Spec.NodeName {
+		var ok bool
+		node, ok = c.nodes[pod.Spec.NodeName] // revalidate looked these up in this call
+		if !ok {
+			var err error
+			if node, err = lookupNode(nodes, pod.Spec.NodeName); err != nil {
+				return podMemo{}, fmt.Errorf("endpointslice: pod %s/%s: %w", pod.Namespace, pod.Name, err)
+			}
+			c.nodes[pod.Spec.NodeName] = node
 		}
-		node = nil
+		c.lastNode = node
 	}
-	c.nodes[pod.Spec.NodeName] = node
-	if node == nil && !pnr {
+	if !node.found && !pnr {
 		m.errs = append(m.errs, fmt.Errorf("endpointslice: pod %s/%s skipped: node %q not found", pod.Namespace, pod.Name, pod.Spec.NodeName))
 		return m, nil
 	}
-	zone := ""
-	if node != nil {
-		zone = node.Labels[corev1.LabelTopologyZone]
-	}
+	zone := node.zone
 	hostname := ""
 	if pod.Spec.Hostname != "" && pod.Spec.Subdomain == svc.Name && pod.Namespace == svc.Namespace {
 		hostname = pod.Spec.Hostname
 	}
+	// The endpoint's own strings, side by side in one block, so that a
+	// sync touches one place per endpoint rather than the scattered pod.
+	nodeName := pod.Spec.NodeName
+	if node.found {
+		nodeName = node.name
+	}
+	ns := pod.Namespace
+	if ns == svc.Namespace {
+		ns = svc.Namespace
+	}
 	conds := slicer.PodConditions(podReady(pod), pod.DeletionTimestamp != nil, pnr)
+	block := 64
+	if fresh {
+		block = max(block, left)
+	}
+	if cap(c.epArena)-len(c.epArena) < len(types) {
+		c.epArena = make([]slicer.Endpoint, 0, block*len(types))
+	}
+	n := len(c.epArena)
+	c.epArena = c.epArena[:n+len(types)]
+	m.eps = c.epArena[n : n+len(types) : n+len(types)]
 	for ti, t := range types {
-		var addrs []string
+		if cap(c.ipArena)-len(c.ipArena) < len(pod.Status.PodIPs) {
+			c.ipArena = make([]string, 0, max(block*len(types), len(pod.Status.PodIPs)))
+		}
+		start := len(c.ipArena)
 		for _, ip := range pod.Status.PodIPs {
 			a, v6, err := c.canonicalIP(ip.IP)
 			if err != nil {
@@ -286,22 +438,37 @@ func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer
 				continue
 			}
 			if v6 == (t == slicer.IPv6) {
-				addrs = append(addrs, a)
+				c.ipArena = append(c.ipArena, c.keep(a, block))
 			}
 		}
-		if addrs == nil {
+		if len(c.ipArena) == start {
 			continue
 		}
+		addrs := c.ipArena[start:len(c.ipArena):len(c.ipArena)]
 		m.eps[ti] = slicer.Endpoint{
 			Addresses:  addrs,
 			Hostname:   hostname,
-			NodeName:   pod.Spec.NodeName,
+			NodeName:   nodeName,
 			Zone:       zone,
 			Conditions: conds,
-			TargetRef:  slicer.ObjectRef{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID)},
+			TargetRef:  slicer.ObjectRef{Kind: "Pod", Namespace: ns, Name: c.keep(pod.Name, block), UID: c.keep(string(pod.UID), block)},
 		}
 	}
 	return m, nil
+}
+
+// keep returns a copy of s in the string arena. The arena's bytes are
+// never written again once a string is made of them.
+func (c *Converter) keep(s string, block int) string {
+	if len(s) == 0 {
+		return ""
+	}
+	if cap(c.strArena)-len(c.strArena) < len(s) {
+		c.strArena = make([]byte, 0, max(block*64, len(s)))
+	}
+	start := len(c.strArena)
+	c.strArena = append(c.strArena, s...)
+	return unsafe.String(&c.strArena[start], len(s))
 }
 
 // samePorts reports whether two interned port sets are the same one.
@@ -327,7 +494,7 @@ func (c *Converter) intern(ports []slicer.Port) []slicer.Port {
 // groupFor returns the index of the group of type t with the current
 // pod's ports, adding it if needed. The groups of one port set are
 // consecutive, in the order of the Service's address types.
-func (c *Converter) groupFor(t slicer.AddressType) int {
+func (c *Converter) groupFor(t slicer.AddressType, n int) int {
 	for i := range c.groups {
 		if c.groups[i].AddressType == t && slices.Equal(c.groups[i].Ports, c.ports) {
 			return i
@@ -337,6 +504,9 @@ func (c *Converter) groupFor(t slicer.AddressType) int {
 	var eps []slicer.Endpoint
 	if i < len(c.eps) {
 		eps = c.eps[i][:0]
+	}
+	if cap(eps) < n && i == 0 {
+		eps = make([]slicer.Endpoint, 0, n) // most pods share the first port set
 	}
 	c.groups = append(c.groups, slicer.Group{AddressType: t, Ports: c.intern(c.ports), Endpoints: eps})
 	return i
@@ -444,20 +614,53 @@ func deref[T any](p *T) T {
 // Service's name and the controller's name) into slicer slices. Nil
 // pointers become zero values: a nil port name, protocol or app protocol
 // is "", a nil port 0, nil conditions Unset, a nil target reference the
-// zero ObjectRef. Labels and annotations are shared with the objects, not
-// copied.
-func (c *Converter) Existing(in []*discovery.EndpointSlice) []slicer.Slice {
+// zero ObjectRef. Labels, annotations and endpoint addresses are shared
+// with the objects, not copied. A nil slice is an error.
+func (c *Converter) Existing(in []*discovery.EndpointSlice) ([]slicer.Slice, error) {
+	return c.existing(in)
+}
+
+func (c *Converter) existing(in []*discovery.EndpointSlice) ([]slicer.Slice, error) {
+	var errs []error
+	for i, s := range in {
+		if s == nil {
+			errs = append(errs, fmt.Errorf("endpointslice: existing[%d]: must not be nil", i))
+		}
+	}
+	if errs != nil {
+		return nil, errors.Join(errs...)
+	}
 	if c.exist == nil {
-		c.exist = make(map[*discovery.EndpointSlice]*sliceMemo)
+		c.exist = make(map[*discovery.EndpointSlice]*sliceMemo, len(in))
 	}
 	c.gen++
 	c.slices = c.slices[:0]
+	var fresh []*discovery.EndpointSlice // not converted before
+	eps, ports, owners := 0, 0, 0
+	for _, s := range in {
+		if c.exist[s] == nil {
+			fresh = append(fresh, s)
+			eps += len(s.Endpoints)
+			ports += len(s.Ports)
+			owners += len(s.OwnerReferences)
+		}
+	}
+	if fresh != nil {
+		// One block each for the new slices' memos, endpoints, ports and
+		// owners.
+		memos := make([]sliceMemo, len(fresh))
+		a := sliceArena{
+			eps:    make([]slicer.Endpoint, eps),
+			ports:  make([]slicer.Port, ports),
+			owners: make([]slicer.OwnerRef, owners),
+		}
+		for i, s := range fresh {
+			memos[i].slice = a.convert(s)
+			c.exist[s] = &memos[i]
+		}
+	}
 	for _, s := range in {
 		m := c.exist[s]
-		if m == nil {
-			m = &sliceMemo{slice: convertSlice(s)}
-			c.exist[s] = m
-		}
 		m.gen = c.gen
 		c.slices = append(c.slices, m.slice)
 	}
@@ -468,18 +671,32 @@ func (c *Converter) Existing(in []*discovery.EndpointSlice) []slicer.Slice {
 			}
 		}
 	}
-	return c.slices
+	return c.slices, nil
 }
 
-// convertSlice converts one EndpointSlice.
-func convertSlice(s *discovery.EndpointSlice) slicer.Slice {
+// sliceArena is the backing store of converted slices.
+type sliceArena struct {
+	eps    []slicer.Endpoint
+	ports  []slicer.Port
+	owners []slicer.OwnerRef
+}
+
+// take returns the first n elements of *s, removing them.
+func take[T any](s *[]T, n int) []T {
+	out := (*s)[:n:n]
+	*s = (*s)[n:]
+	return out
+}
+
+// convert converts one EndpointSlice into the arena's space.
+func (a *sliceArena) convert(s *discovery.EndpointSlice) slicer.Slice {
 	out := slicer.Slice{
 		Name:         s.Name,
 		GenerateName: s.GenerateName,
 		Namespace:    s.Namespace,
 		AddressType:  slicer.AddressType(s.AddressType),
-		Ports:        make([]slicer.Port, len(s.Ports)),
-		Endpoints:    make([]slicer.Endpoint, len(s.Endpoints)),
+		Ports:        take(&a.ports, len(s.Ports)),
+		Endpoints:    take(&a.eps, len(s.Endpoints)),
 		Labels:       s.Labels,
 		Annotations:  s.Annotations,
 	}
@@ -490,18 +707,21 @@ func convertSlice(s *discovery.EndpointSlice) slicer.Slice {
 		p := &s.Ports[i]
 		out.Ports[i] = slicer.Port{Name: deref(p.Name), Port: deref(p.Port), Protocol: string(deref(p.Protocol)), AppProtocol: deref(p.AppProtocol)}
 	}
-	for _, o := range s.OwnerReferences {
-		out.Owners = append(out.Owners, slicer.OwnerRef{
-			APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: string(o.UID),
-			Controller: deref(o.Controller), BlockOwnerDeletion: deref(o.BlockOwnerDeletion),
-		})
+	if len(s.OwnerReferences) > 0 {
+		out.Owners = take(&a.owners, len(s.OwnerReferences))
+		for i, o := range s.OwnerReferences {
+			out.Owners[i] = slicer.OwnerRef{
+				APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, UID: string(o.UID),
+				Controller: deref(o.Controller), BlockOwnerDeletion: deref(o.BlockOwnerDeletion),
+			}
+		}
 	}
 	return out
 }
 
 func endpoint(e *discovery.Endpoint) slicer.Endpoint {
 	out := slicer.Endpoint{
-		Addresses: slices.Clone(e.Addresses),
+		Addresses: e.Addresses,
 		Hostname:  deref(e.Hostname),
 		NodeName:  deref(e.NodeName),
 		Zone:      deref(e.Zone),

@@ -8,9 +8,25 @@
 //
 //	var conv endpointslice.Converter            // one per worker
 //	core, _ := slicer.NewReconciler(slicer.Options{})
-//	desired, podErr := conv.Desired(svc, pods, nodeLister)
-//	plan, err := core.Reconcile(endpointslice.ServiceFacts(svc, triggerTime), desired, conv.Existing(slices))
-//	creates, updates, deletes := endpointslice.Objects(plan, slices)
+//	desired, err := conv.Desired(svc, pods, nodeLister)
+//	var skipped *endpointslice.SkippedPodsError
+//	if err != nil && !errors.As(err, &skipped) {
+//		return err // a failure (a node lookup): write nothing, retry
+//	}
+//	existing, err := conv.Existing(slices)
+//	if err != nil {
+//		return err
+//	}
+//	plan, err := core.Reconcile(endpointslice.ServiceFacts(svc, triggerTime), desired, existing)
+//	if err != nil {
+//		return err
+//	}
+//	creates, updates, deletes, err := endpointslice.Objects(plan, slices)
+//	// write them; report plan.Invalid; retry later if skipped != nil
+//
+// Only the skipped-pods error may be followed by a reconciliation: any
+// other error from Desired comes with no groups, and reconciling no
+// groups deletes every endpoint of the Service.
 //
 // Pods become endpoints exactly as upstream's reconciler builds them
 // (which pods count, ports resolved by named target port, the hostname
@@ -20,12 +36,23 @@
 // "<nil>" that the API server then rejects. kube/compare/slicer checks the
 // whole path against upstream's Reconciler with a fake clientset.
 //
+// As upstream's controller, call this only for Services with a selector:
+// a Service without one gets no slices from the EndpointSlice controller
+// (its slices are written by hand or mirrored from a custom Endpoints
+// object; see slicer.Mirror). Called anyway, with no pods, the plan is the
+// empty placeholder slice. Slices the API server would refuse (a loopback
+// pod IP, two Service ports of one name) are in the plan and listed in
+// Plan.Invalid. A slice holding more endpoints than a lowered
+// maxEndpointsPerSlice is left as it is until one of its endpoints
+// changes, as upstream.
+//
 // A Converter remembers the objects it converted by pointer (informer
 // objects are immutable), so a sync in which nothing changed converts
 // nothing; see Converter. A Syncer wraps a Converter and a
 // slicer.Reconciler and also remembers the last sync that planned no
 // writes, so that the same objects again (in any order) are answered with
-// one map lookup per pod and per slice, without running the slicer:
+// one lookup per pod and per slice, without running the slicer, and a few
+// replaced pods rewrite only the slices that hold them:
 //
 //	s, _ := endpointslice.NewSyncer(slicer.Options{}) // one per worker
 //	plan, skipped, err := s.Plan(endpointslice.ServiceFacts(svc, triggerTime), svc, pods, nodeLister, slices)

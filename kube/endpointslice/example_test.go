@@ -1,6 +1,7 @@
 package endpointslice_test
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -42,14 +43,22 @@ func Example() {
 		panic(err)
 	}
 	desired, err := conv.Desired(svc, pods, nodes)
+	var skipped *endpointslice.SkippedPodsError
+	if err != nil && !errors.As(err, &skipped) {
+		panic(err) // a failure: write nothing
+	}
+	existing, err := conv.Existing(nil)
 	if err != nil {
 		panic(err)
 	}
-	plan, err := core.Reconcile(endpointslice.ServiceFacts(svc, time.Time{}), desired, conv.Existing(nil))
+	plan, err := core.Reconcile(endpointslice.ServiceFacts(svc, time.Time{}), desired, existing)
 	if err != nil {
 		panic(err)
 	}
-	creates, _, _ := endpointslice.Objects(plan, nil)
+	creates, _, _, err := endpointslice.Objects(plan, nil)
+	if err != nil {
+		panic(err)
+	}
 	s := creates[0]
 	fmt.Println(s.GenerateName, s.AddressType, *s.Ports[0].Name, *s.Ports[0].Port, len(s.Endpoints), *s.Endpoints[0].Zone)
 	// Output:
@@ -87,7 +96,10 @@ func ExampleSyncer() {
 	if err != nil {
 		panic(err)
 	}
-	creates, _, _ := endpointslice.Objects(plan, nil)
+	creates, _, _, err := endpointslice.Objects(plan, nil)
+	if err != nil {
+		panic(err)
+	}
 	creates[0].Name = "web-x7k2p" // as the API server names it
 	fmt.Println("first sync: creates", len(plan.Creates))
 
@@ -102,4 +114,34 @@ func ExampleSyncer() {
 	// first sync: creates 1
 	// next sync: writes 0 unchanged 1
 	// next sync: writes 0 unchanged 1
+}
+
+// brokenNodes is a NodeGetter during an API outage.
+type brokenNodes struct{}
+
+func (brokenNodes) Get(string) (*corev1.Node, error) { return nil, errors.New("connection refused") }
+
+// A failed node lookup is a failure, not skipped pods: the caller writes
+// nothing. (Reconciling the nil groups would delete every endpoint.)
+func ExampleConverter_Desired_failure() {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "web", UID: "web-uid"},
+		Spec:       corev1.ServiceSpec{ClusterIP: "10.96.0.10", IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol}},
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "web-0"},
+		Spec:       corev1.PodSpec{NodeName: "node-1"},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning, PodIPs: []corev1.PodIP{{IP: "10.0.0.1"}}},
+	}
+	var conv endpointslice.Converter
+	desired, err := conv.Desired(svc, []*corev1.Pod{pod}, brokenNodes{})
+	var skipped *endpointslice.SkippedPodsError
+	switch {
+	case err != nil && !errors.As(err, &skipped):
+		fmt.Println("failure, write nothing:", desired == nil, err)
+	case skipped != nil:
+		fmt.Println("some pods skipped: write the plan, retry later")
+	}
+	// Output:
+	// failure, write nothing: true endpointslice: pod demo/web-0: looking up node "node-1": connection refused
 }

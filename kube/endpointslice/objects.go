@@ -1,6 +1,9 @@
 package endpointslice
 
 import (
+	"errors"
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,32 +17,47 @@ import (
 // deletes. An update starts from a deep copy of the existing object of the
 // same name, so it keeps its resourceVersion (for optimistic concurrency)
 // and other metadata, and takes the plan's labels, annotations, owner
-// references, address type, ports and endpoints.
-func Objects(plan slicer.Plan, existing []*discovery.EndpointSlice) (creates, updates, deletes []*discovery.EndpointSlice) {
+// references, address type, ports and endpoints; a delete is the existing
+// object. existing must be the slices the plan was computed from: an
+// update or delete of a slice not among them is an error (it would be an
+// unconditional write, without a resourceVersion), and so is a nil slice.
+func Objects(plan slicer.Plan, existing []*discovery.EndpointSlice) (creates, updates, deletes []*discovery.EndpointSlice, err error) {
 	byName := make(map[string]*discovery.EndpointSlice, len(existing))
-	for _, s := range existing {
+	var errs []error
+	for i, s := range existing {
+		if s == nil {
+			errs = append(errs, fmt.Errorf("endpointslice: Objects: existing[%d]: must not be nil", i))
+			continue
+		}
 		byName[s.Name] = s
+	}
+	for _, s := range plan.Updates {
+		if byName[s.Name] == nil {
+			errs = append(errs, fmt.Errorf("endpointslice: Objects: update of %q: no existing slice of that name", s.Name))
+		}
+	}
+	for _, s := range plan.Deletes {
+		if byName[s.Name] == nil {
+			errs = append(errs, fmt.Errorf("endpointslice: Objects: delete of %q: no existing slice of that name", s.Name))
+		}
+	}
+	if errs != nil {
+		return nil, nil, nil, errors.Join(errs...)
 	}
 	for _, s := range plan.Creates {
 		creates = append(creates, ToEndpointSlice(s))
 	}
 	for _, s := range plan.Updates {
 		obj := ToEndpointSlice(s)
-		if old, ok := byName[s.Name]; ok {
-			meta := old.ObjectMeta.DeepCopy()
-			meta.Labels, meta.Annotations, meta.OwnerReferences = obj.Labels, obj.Annotations, obj.OwnerReferences
-			obj.ObjectMeta = *meta
-		}
+		meta := byName[s.Name].ObjectMeta.DeepCopy()
+		meta.Labels, meta.Annotations, meta.OwnerReferences = obj.Labels, obj.Annotations, obj.OwnerReferences
+		obj.ObjectMeta = *meta
 		updates = append(updates, obj)
 	}
 	for _, s := range plan.Deletes {
-		if old, ok := byName[s.Name]; ok {
-			deletes = append(deletes, old)
-		} else {
-			deletes = append(deletes, ToEndpointSlice(s))
-		}
+		deletes = append(deletes, byName[s.Name])
 	}
-	return creates, updates, deletes
+	return creates, updates, deletes, nil
 }
 
 // ToEndpointSlice converts a slicer slice to a discovery/v1 object. Zero

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -74,11 +75,35 @@ func TestSyncerRecognisesNoOp(t *testing.T) {
 	slices.Reverse(reversed)
 	sync("other order", facts, svc, reversed, nodes, true)
 
-	// A pod replaced by an equal copy: not the same object, full path.
+	// A pod replaced by an equal copy: not the same object, but its
+	// endpoint is the same, so the remembered no-op still answers.
 	copied := slices.Clone(pods)
 	copied[1] = pods[1].DeepCopy()
-	sync("pod replaced", facts, svc, copied, nodes, false)
+	sync("pod replaced", facts, svc, copied, nodes, true)
 	sync("again after pod replaced", facts, svc, copied, nodes, true)
+	// A pod whose readiness flipped: planned from memory, as the full
+	// path plans it.
+	flipped := slices.Clone(copied)
+	flipped[2] = copied[2].DeepCopy()
+	flipped[2].Status.Conditions[0].Status = corev1.ConditionFalse
+	trigger := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	incrs := s.incrs
+	got, _, err := s.Plan(ServiceFacts(svc, trigger), svc, flipped, nodes, existing)
+	if err != nil || s.incrs != incrs+1 {
+		t.Fatalf("readiness flip: error %v, planned from memory %v, want true", err, s.incrs != incrs+1)
+	}
+	full, _ := NewSyncer(slicer.Options{})
+	want, _, err := full.Plan(ServiceFacts(svc, trigger), svc, flipped, nodes, existing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("readiness flip: plan from memory differs (-full +memory):\n%s", diff)
+	}
+	if len(got.Updates) != 1 || got.Updates[0].Endpoints[2].Conditions.Ready != slicer.False {
+		t.Fatalf("readiness flip: %d updates %+v, want the slice with p10.1.0.3 not ready", len(got.Updates), got.Updates)
+	}
+	sync("back after flip", facts, svc, copied, nodes, true)
 	// A repeated pod is not the same set, even with the same count.
 	repeated := slices.Clone(copied)
 	repeated[0] = repeated[1]
@@ -86,7 +111,21 @@ func TestSyncerRecognisesNoOp(t *testing.T) {
 		t.Error("repeated pod: no error")
 	}
 	sync("back", facts, svc, copied, nodes, false)
-	sync("node replaced", facts, svc, copied, nodeMap{"n1": nodes["n1"].DeepCopy()}, false)
+	// A Node object replaced with its zone unchanged (a kubelet status
+	// update) keeps the memory; a zone change does not.
+	heartbeat := nodes["n1"].DeepCopy()
+	heartbeat.ResourceVersion = "2"
+	heartbeat.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	nodes = nodeMap{"n1": heartbeat}
+	sync("node replaced, zone unchanged", facts, svc, copied, nodes, true)
+	rezoned := heartbeat.DeepCopy()
+	rezoned.Labels = map[string]string{corev1.LabelTopologyZone: "zone-b"}
+	before := s.hits
+	if plan, _, err := s.Plan(facts, svc, copied, nodeMap{"n1": rezoned}, existing); err != nil || s.hits != before || len(plan.Updates) != 1 {
+		t.Errorf("node zone changed: %d updates, from memory %v, error %v; want the slice rewritten", len(plan.Updates), s.hits != before, err)
+	}
+	sync("back to no zone", facts, svc, copied, nodes, false)
+	sync("again after node changes", facts, svc, copied, nodes, true)
 	svc2 := svc.DeepCopy()
 	svc2.Spec.PublishNotReadyAddresses = true // changes no condition: pods are ready
 	sync("spec changed", ServiceFacts(svc2, time.Time{}), svc2, copied, nodes, false)

@@ -33,13 +33,16 @@ objects are defaulted as the API server stores them; apiVersion and kind
 play no part, as objects from an informer carry neither.
 
 Without --upstream the scenario runs through fairslice's kube/endpointslice
-adapter and slicer package. --upstream runs k8s.io/endpointslice v0.37.2's
-Reconciler with a fake clientset. Problems that the reconciler reports
-while still writing a plan (a pod on a missing node, and in fairslice an
-unparsable pod IP) go to standard error; the exit status is then 0.
+adapter and slicer package; pods it leaves out while still planning (a pod
+on a missing node, an unparsable pod IP) are reported on standard error,
+with exit status 0. --upstream runs k8s.io/endpointslice v0.37.2's
+Reconciler with a fake clientset (which names created slices like the API
+server, never reusing a name); any error it returns, even one it reports
+after writing (a pod on a missing node), goes to standard error and the
+exit status is 1, with the counts of what it wrote still printed.
 
-Exit status: 0 success or help, 1 unreadable or invalid scenario, 2 bad
-command line.
+Exit status: 0 success or help, 1 unreadable or invalid scenario or an
+upstream error, 2 bad command line.
 
 Flags:
 `
@@ -87,6 +90,12 @@ func runReconcile(args []string, stdout, stderr io.Writer) int {
 	var out slicerun.Outcome
 	if *upstream {
 		out, err = upstreamGuarded(in)
+		fmt.Fprintln(stdout, formatOutcome(out))
+		if err != nil {
+			fmt.Fprintf(stderr, "fairslice reconcile: upstream: %v\n", err)
+			return exitFailure
+		}
+		return exitOK
 	} else {
 		var plan slicer.Plan
 		out, plan, err = slicerun.Fairslice(in)

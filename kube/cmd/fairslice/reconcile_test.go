@@ -59,12 +59,33 @@ func TestReconcileErrors(t *testing.T) {
 func TestReconcileReportsSkippedPods(t *testing.T) {
 	in := "kind: Service\nmetadata: {name: s, namespace: n, uid: u}\nspec: {ipFamilies: [IPv4], clusterIP: 10.0.0.1, ports: [{port: 80}]}\n" +
 		"---\nkind: Pod\nmetadata: {name: p, namespace: n}\nspec: {nodeName: gone}\nstatus: {phase: Running, podIP: 10.1.1.1}\n"
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{{[]string{"-"}, exitOK}, {[]string{"--upstream", "-"}, exitFailure}} {
+		stdin = strings.NewReader(in)
+		code, stdout, stderr := invoke(append([]string{"reconcile"}, tc.args...)...)
+		want := `{"creates": 1, "updates": 0, "deletes": 0, "lengths": [0]}` + "\n"
+		if code != tc.code || stdout != want || !strings.Contains(stderr, "gone") {
+			t.Errorf("reconcile %q = %d, %q, stderr %q; want %d, %q and the missing node reported", tc.args, code, stdout, stderr, tc.code, want)
+		}
+	}
+}
+
+// TestReconcileUpstreamNameCollision: an existing slice already has the
+// name the fake API server would give the first create; upstream's run
+// must neither fail on "already exists" nor miscount.
+func TestReconcileUpstreamNameCollision(t *testing.T) {
+	in := "kind: Service\nmetadata: {name: s, namespace: n, uid: u}\nspec: {ipFamilies: [IPv4], clusterIP: 10.0.0.1, ports: [{port: 80}]}\n" +
+		"---\nkind: Node\nmetadata: {name: node}\n" +
+		"---\nkind: Pod\nmetadata: {name: p, namespace: n}\nspec: {nodeName: node}\nstatus: {phase: Running, podIP: 10.1.1.1}\n" +
+		"---\nkind: EndpointSlice\nmetadata: {name: s-00001, namespace: n, labels: {kubernetes.io/service-name: s, endpointslice.kubernetes.io/managed-by: endpointslice-controller.k8s.io}}\naddressType: IPv4\nendpoints: []\n"
+	want := `{"creates": 1, "updates": 0, "deletes": 1, "lengths": [1]}` + "\n"
 	for _, args := range [][]string{{"-"}, {"--upstream", "-"}} {
 		stdin = strings.NewReader(in)
 		code, stdout, stderr := invoke(append([]string{"reconcile"}, args...)...)
-		want := `{"creates": 1, "updates": 0, "deletes": 0, "lengths": [0]}` + "\n"
-		if code != exitOK || stdout != want || !strings.Contains(stderr, "gone") {
-			t.Errorf("reconcile %q = %d, %q, stderr %q; want 0, %q and the missing node reported", args, code, stdout, stderr, want)
+		if code != exitOK || stdout != want {
+			t.Errorf("reconcile %q = %d, %q, stderr %q; want 0, %q", args, code, stdout, stderr, want)
 		}
 	}
 }

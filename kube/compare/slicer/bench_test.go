@@ -69,7 +69,10 @@ func newFleet(b *testing.B, n int) *fleet {
 	if err != nil {
 		b.Fatal(err)
 	}
-	creates, _, _ := endpointslice.Objects(plan, nil)
+	creates, _, _, err := endpointslice.Objects(plan, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
 	for i, s := range creates {
 		s.Name = fmt.Sprintf("%s%05d", s.GenerateName, i)
 		s.GenerateName = ""
@@ -182,7 +185,11 @@ func BenchmarkNoOpSyncFull(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			plan, err := core.Reconcile(endpointslice.ServiceFacts(f.svc, time.Time{}), desired, conv.Existing(f.existing))
+			existing, err := conv.Existing(f.existing)
+			if err != nil {
+				b.Fatal(err)
+			}
+			plan, err := core.Reconcile(endpointslice.ServiceFacts(f.svc, time.Time{}), desired, existing)
 			if err != nil || plan.Writes() != 0 {
 				b.Fatalf("plan with %d writes, error %v", plan.Writes(), err)
 			}
@@ -197,7 +204,7 @@ func BenchmarkNoOpSyncCore(b *testing.B) {
 	f := newFleet(b, n)
 	var conv endpointslice.Converter
 	desired, _ := conv.Desired(f.svc, f.pods, f.nodes)
-	existing := conv.Existing(f.existing)
+	existing, _ := conv.Existing(f.existing)
 	svc := endpointslice.ServiceFacts(f.svc, time.Time{})
 	core, _ := slicer.NewReconciler(slicer.Options{})
 	b.Run("impl=fairslice", func(b *testing.B) {
@@ -238,8 +245,8 @@ func BenchmarkOneChanged(b *testing.B) {
 			if err != nil || skipped != nil || len(plan.Updates) != 1 || plan.Writes() != 1 {
 				b.Fatalf("plan with %d writes, error %v %v", plan.Writes(), skipped, err)
 			}
-			_, updates, _ := endpointslice.Objects(plan, f.existing)
-			if len(updates) != 1 {
+			_, updates, _, err := endpointslice.Objects(plan, f.existing)
+			if err != nil || len(updates) != 1 {
 				b.Fatal("no update object")
 			}
 		})
@@ -263,7 +270,7 @@ func BenchmarkNoOpSweepCore(b *testing.B) {
 			f := newFleet(b, n)
 			var conv endpointslice.Converter
 			desired, _ := conv.Desired(f.svc, f.pods, f.nodes)
-			existing := conv.Existing(f.existing)
+			existing, _ := conv.Existing(f.existing)
 			svc := endpointslice.ServiceFacts(f.svc, time.Time{})
 			core, _ := slicer.NewReconciler(slicer.Options{})
 			perEndpoint(b, n, func() {
@@ -298,7 +305,9 @@ func BenchmarkInitialSync(b *testing.B) {
 			if err != nil || len(plan.Creates) != n/100 {
 				b.Fatalf("%d creates, error %v", len(plan.Creates), err)
 			}
-			endpointslice.Objects(plan, nil)
+			if _, _, _, err := endpointslice.Objects(plan, nil); err != nil {
+				b.Fatal(err)
+			}
 		})
 	})
 }

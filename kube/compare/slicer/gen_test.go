@@ -30,7 +30,8 @@ const (
 func randomScenario(rng *rand.Rand) slicerun.Input {
 	in := slicerun.Input{MaxEndpointsPerSlice: randomMax(rng)}
 	if rng.IntN(4) == 0 {
-		in.TriggerTime = time.Date(2026, 12, 1, 0, 0, rng.IntN(60), 0, time.UTC)
+		// Sub-second times too: the annotation keeps nanoseconds.
+		in.TriggerTime = time.Date(2026, 12, 1, 0, 0, rng.IntN(60), rng.IntN(2)*rng.IntN(1e9), time.UTC)
 	}
 	for i := range 4 {
 		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%d", i)}}

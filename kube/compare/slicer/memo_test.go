@@ -34,7 +34,12 @@ func TestConverterMemo(t *testing.T) {
 			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" || (werr == nil) != (gerr == nil) {
 				t.Fatalf("scenario %d step %d: remembered conversion differs (-fresh +remembered):\n%s\nerrors %v / %v", i, step, diff, werr, gerr)
 			}
-			if diff := cmp.Diff(fresh.Existing(in.Existing), long.Existing(in.Existing), cmpopts.EquateEmpty()); diff != "" {
+			fe, ferr := fresh.Existing(in.Existing)
+			le, lerr := long.Existing(in.Existing)
+			if ferr != nil || lerr != nil {
+				t.Fatal(ferr, lerr)
+			}
+			if diff := cmp.Diff(fe, le, cmpopts.EquateEmpty()); diff != "" {
 				t.Fatalf("scenario %d step %d: remembered slices differ:\n%s", i, step, diff)
 			}
 			// Change something, informer style.
@@ -87,7 +92,11 @@ func TestSyncerMemo(t *testing.T) {
 			desired, wantSkipped := fresh.Desired(in.Service, in.Pods, nodes)
 			// (Node lookups here fail only with NotFound: pods are
 			// skipped, never the whole conversion.)
-			want, wantErr := core.Reconcile(facts, desired, fresh.Existing(in.Existing))
+			fe, err := fresh.Existing(in.Existing)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wantErr := core.Reconcile(facts, desired, fe)
 			got, gotSkipped, gotErr := s.Plan(facts, in.Service, in.Pods, nodes, in.Existing)
 			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Fatalf("scenario %d step %d: Syncer plan differs (-fresh +syncer):\n%s", i, step, diff)
@@ -161,4 +170,60 @@ func applyPlan(plan slicer.Plan, existing []*discovery.EndpointSlice, step int) 
 		out = append(out, o)
 	}
 	return out
+}
+
+// TestSyncerFromMemory drives Syncers to a no-op sync and then replaces a
+// few pods (readiness flips, deletions, new IPs, labels), with a new
+// trigger time each sync: every plan, whether made from the remembered
+// no-op or in full, must be the fresh path's.
+func TestSyncerFromMemory(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for i := range 300 {
+		in := randomScenario(rng)
+		opts := slicer.Options{MaxEndpointsPerSlice: in.MaxEndpointsPerSlice, Compact: i%2 == 1}
+		s, err := endpointslice.NewSyncer(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for step := range 16 {
+			nodes := slicerun.NodeLister(in.Nodes)
+			facts := endpointslice.ServiceFacts(in.Service, time.Date(2026, 12, 2, 0, 0, step, 0, time.UTC))
+			var fresh endpointslice.Converter
+			core, _ := slicer.NewReconciler(opts)
+			desired, wantSkipped := fresh.Desired(in.Service, in.Pods, nodes)
+			fe, err := fresh.Existing(in.Existing)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wantErr := core.Reconcile(facts, desired, fe)
+			got, gotSkipped, gotErr := s.Plan(facts, in.Service, in.Pods, nodes, in.Existing)
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("scenario %d step %d: Syncer plan differs (-fresh +syncer):\n%s", i, step, diff)
+			}
+			if (wantErr == nil) != (gotErr == nil) || (wantSkipped == nil) != (gotSkipped == nil) {
+				t.Fatalf("scenario %d step %d: errors %v, %v; want %v, %v", i, step, gotSkipped, gotErr, wantSkipped, wantErr)
+			}
+			if wantErr == nil && want.Writes() > 0 && rng.IntN(3) > 0 {
+				in.Existing = applyPlan(want, in.Existing, step)
+				continue
+			}
+			if len(in.Pods) == 0 {
+				continue
+			}
+			in.Pods = slices.Clone(in.Pods)
+			for range 1 + rng.IntN(3) {
+				k := rng.IntN(len(in.Pods))
+				p := in.Pods[k].DeepCopy()
+				switch rng.IntN(4) {
+				case 0:
+					mutatePod(rng, p)
+				case 1:
+					p.Labels = map[string]string{"rev": fmt.Sprint(step)}
+				default:
+					setReady(p, rng.IntN(2) == 0)
+				}
+				in.Pods[k] = p
+			}
+		}
+	}
 }

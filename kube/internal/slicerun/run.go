@@ -48,6 +48,8 @@ type Outcome struct {
 	Updates int   `json:"updates"`
 	Deletes int   `json:"deletes"`
 	Lengths []int `json:"lengths"`
+	// Content is what the Service's slices hold afterwards (not printed).
+	Content Content `json:"-"`
 }
 
 func (in *Input) max() int {
@@ -68,11 +70,14 @@ func NodeLister(nodes []*corev1.Node) corelisters.NodeLister {
 
 // NewFakeClient returns a fake clientset holding slices whose creates get
 // a name from GenerateName and a counter, as the API server would name
-// them.
+// them, skipping names already taken (by the slices given or earlier
+// creates), as the API server's random suffixes do.
 func NewFakeClient(slices []*discovery.EndpointSlice) *fake.Clientset {
 	objs := make([]runtime.Object, len(slices))
+	taken := make(map[string]bool, len(slices))
 	for i, s := range slices {
 		objs[i] = s.DeepCopy()
+		taken[s.Namespace+"/"+s.Name] = true
 	}
 	// NewSimpleClientset, not NewClientset: its managed-fields tracker is
 	// several times slower and changes nothing here.
@@ -81,8 +86,15 @@ func NewFakeClient(slices []*discovery.EndpointSlice) *fake.Clientset {
 	client.PrependReactor("create", "endpointslices", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		s := action.(k8stesting.CreateAction).GetObject().(*discovery.EndpointSlice)
 		if s.Name == "" && s.GenerateName != "" {
-			n++
-			s.Name = fmt.Sprintf("%s%05d", s.GenerateName, n)
+			ns := action.GetNamespace()
+			for {
+				n++
+				s.Name = fmt.Sprintf("%s%05d", s.GenerateName, n)
+				if !taken[ns+"/"+s.Name] {
+					break
+				}
+			}
+			taken[ns+"/"+s.Name] = true
 			s.GenerateName = ""
 		}
 		return false, nil, nil
@@ -125,9 +137,12 @@ func Upstream(in Input) (Outcome, error) {
 		return out, lerr
 	}
 	out.Lengths = []int{}
-	for _, s := range list.Items {
-		out.Lengths = append(out.Lengths, len(s.Endpoints))
+	final := make([]*discovery.EndpointSlice, len(list.Items))
+	for i := range list.Items {
+		out.Lengths = append(out.Lengths, len(list.Items[i].Endpoints))
+		final[i] = &list.Items[i]
 	}
+	out.Content = ContentOf(final)
 	sortDesc(out.Lengths)
 	return out, err
 }
@@ -138,13 +153,19 @@ func Upstream(in Input) (Outcome, error) {
 func Fairslice(in Input) (Outcome, slicer.Plan, error) {
 	var conv endpointslice.Converter
 	desired, derr := conv.Desired(in.Service, in.Pods, NodeLister(in.Nodes))
-	existing := conv.Existing(in.Existing)
+	existing, err := conv.Existing(in.Existing)
+	if err != nil {
+		return Outcome{}, slicer.Plan{}, err
+	}
 	plan, err := slicer.Reconcile(endpointslice.ServiceFacts(in.Service, in.TriggerTime), desired, existing,
 		slicer.Options{MaxEndpointsPerSlice: in.max()})
 	if err != nil {
 		return Outcome{}, plan, err
 	}
 	out := Outcome{Creates: len(plan.Creates), Updates: len(plan.Updates), Deletes: len(plan.Deletes), Lengths: Lengths(plan, existing)}
+	if out.Content, err = PlanContent(plan, in.Existing); err != nil {
+		return Outcome{}, plan, err
+	}
 	return out, plan, derr
 }
 
