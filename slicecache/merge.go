@@ -1,0 +1,167 @@
+package slicecache
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/fairslice/fairslice/slicer"
+)
+
+// port holds the merged endpoints of one service port.
+type port struct {
+	entries map[endpointKey]*entry
+	// touched lists the keys whose copies changed since the last
+	// Checkout, each once.
+	touched []endpointKey
+	// sorted is the list Endpoints returns, built on demand; nil after a
+	// change.
+	sorted []Endpoint
+}
+
+// endpointKey is an endpoint's identity in kube-proxy: its normalised
+// first address and its port number.
+type endpointKey struct {
+	addr string
+	port int32
+}
+
+// entry is every copy of one endpoint in the applied slices, and the copy
+// that won at the last Checkout.
+type entry struct {
+	copies  []endpointCopy
+	win     Endpoint
+	has     bool
+	touched bool
+}
+
+// endpointCopy is one occurrence of an endpoint: in slice src, at port
+// index portIdx and endpoint index epIdx. Copies are ordered by
+// (seq, portIdx, epIdx), the order in which kube-proxy would meet them if
+// it visited slices from the oldest to the most recent.
+type endpointCopy struct {
+	src            *Slice
+	seq            uint64
+	portIdx, epIdx int32
+	terminating    bool
+}
+
+func (a *endpointCopy) before(b *endpointCopy) bool {
+	return cmp.Or(cmp.Compare(a.seq, b.seq), cmp.Compare(a.portIdx, b.portIdx), cmp.Compare(a.epIdx, b.epIdx)) < 0
+}
+
+// usablePort reports whether kube-proxy reads a slice port: one with a
+// number.
+func usablePort(p *slicer.Port) bool { return p.Port != 0 }
+
+// addCopies files every endpoint of s under its service ports. O(ports ×
+// endpoints of s).
+func (c *Cache) addCopies(svc *service, s *Slice, seq uint64) {
+	for pi := range s.Ports {
+		sp := &s.Ports[pi]
+		if !usablePort(sp) {
+			continue
+		}
+		p := svc.ports[PortName{sp.Name, sp.Protocol}]
+		if p == nil {
+			p = &port{entries: map[endpointKey]*entry{}}
+			svc.ports[PortName{sp.Name, sp.Protocol}] = p
+		}
+		for ei := range s.Endpoints {
+			e := &s.Endpoints[ei]
+			key, ok := c.key(e, sp.Port)
+			if !ok {
+				continue
+			}
+			en := p.entries[key]
+			if en == nil {
+				en = &entry{}
+				p.entries[key] = en
+			}
+			en.copies = append(en.copies, endpointCopy{src: s, seq: seq, portIdx: int32(pi), epIdx: int32(ei),
+				terminating: e.Conditions.Terminating == slicer.True})
+			p.touch(key, en)
+		}
+	}
+}
+
+// removeCopies takes every copy that came from s out of its entries.
+func (c *Cache) removeCopies(svc *service, s *Slice) {
+	for pi := range s.Ports {
+		sp := &s.Ports[pi]
+		if !usablePort(sp) {
+			continue
+		}
+		p := svc.ports[PortName{sp.Name, sp.Protocol}]
+		if p == nil {
+			continue
+		}
+		for ei := range s.Endpoints {
+			key, ok := c.key(&s.Endpoints[ei], sp.Port)
+			if !ok {
+				continue
+			}
+			en := p.entries[key]
+			if en == nil {
+				continue
+			}
+			en.copies = slices.DeleteFunc(en.copies, func(cp endpointCopy) bool { return cp.src == s })
+			p.touch(key, en)
+		}
+	}
+}
+
+func (c *Cache) key(e *slicer.Endpoint, port int32) (endpointKey, bool) {
+	if len(e.Addresses) == 0 {
+		return endpointKey{}, false
+	}
+	addr, ok := normalize(c.opts.AddressType, e.Addresses[0])
+	return endpointKey{addr, port}, ok
+}
+
+func (p *port) touch(key endpointKey, en *entry) {
+	if !en.touched {
+		en.touched = true
+		p.touched = append(p.touched, key)
+	}
+}
+
+// winner returns the copy kube-proxy keeps: the last non-terminating copy
+// or, when every copy is terminating, the first copy of the most recent
+// slice. ok is false when there are no copies.
+func (en *entry) winner() (best *endpointCopy, ok bool) {
+	for i := range en.copies {
+		cp := &en.copies[i]
+		switch {
+		case best == nil:
+			best = cp
+		case !cp.terminating && (best.terminating || best.before(cp)):
+			best = cp
+		case cp.terminating && best.terminating && (cp.seq > best.seq || (cp.seq == best.seq && cp.before(best))):
+			best = cp
+		}
+	}
+	return best, best != nil
+}
+
+// endpoint builds the merged endpoint of copy cp in a cache for nodeName.
+func endpoint(key endpointKey, cp *endpointCopy, nodeName string) Endpoint {
+	e := &cp.src.Endpoints[cp.epIdx]
+	return Endpoint{
+		Address:     key.addr,
+		Port:        key.port,
+		Ready:       e.Conditions.Ready != slicer.False,
+		Serving:     e.Conditions.Serving != slicer.False,
+		Terminating: e.Conditions.Terminating == slicer.True,
+		Local:       nodeName != "" && e.NodeName == nodeName,
+		NodeName:    e.NodeName,
+		Zone:        e.Zone,
+		Hostname:    e.Hostname,
+		TargetRef:   e.TargetRef,
+		Hints:       e.Hints,
+	}
+}
+
+// compareEndpoints orders endpoints by address, then port.
+func compareEndpoints(a, b Endpoint) int {
+	return cmp.Or(cmp.Compare(a.Address, b.Address), cmp.Compare(a.Port, b.Port))
+}
