@@ -169,7 +169,9 @@ func (c *Cache) Ports(svc ServiceName) []PortName {
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b PortName) int { return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Protocol, b.Protocol)) })
+	slices.SortFunc(out, func(a, b PortName) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Protocol, b.Protocol))
+	})
 	return out
 }
 
