@@ -60,8 +60,9 @@ type Endpoint struct {
 	Local bool
 	// NodeName, Zone and Hostname are the endpoint's, "" when unset.
 	NodeName, Zone, Hostname string
-	// TargetRef is the endpoint's target (usually its Pod).
-	TargetRef slicer.ObjectRef
+	// TargetRef is the endpoint's target (usually its Pod), nil for
+	// none; shared with the slice it came from: read-only.
+	TargetRef *slicer.ObjectRef
 	// Hints are the endpoint's topology hints, shared with the slice it
 	// came from: read-only.
 	Hints *slicer.Hints
@@ -72,7 +73,10 @@ type Endpoint struct {
 func (e *Endpoint) Equal(o *Endpoint) bool {
 	if e.Address != o.Address || e.Port != o.Port || e.Ready != o.Ready || e.Serving != o.Serving ||
 		e.Terminating != o.Terminating || e.Local != o.Local || e.NodeName != o.NodeName ||
-		e.Zone != o.Zone || e.Hostname != o.Hostname || e.TargetRef != o.TargetRef {
+		e.Zone != o.Zone || e.Hostname != o.Hostname {
+		return false
+	}
+	if (e.TargetRef == nil) != (o.TargetRef == nil) || (e.TargetRef != nil && *e.TargetRef != *o.TargetRef) {
 		return false
 	}
 	return hintsEqual(e.Hints, o.Hints)

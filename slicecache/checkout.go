@@ -119,18 +119,51 @@ func (c *Cache) mergePort(p *port) (PortChange, bool) {
 	p.touched = p.touched[:0]
 	changed := len(pc.Added)+len(pc.Updated)+len(pc.Removed) > 0
 	if changed {
-		p.sorted = nil
 		slices.SortFunc(pc.Added, compareEndpoints)
 		slices.SortFunc(pc.Updated, compareEndpoints)
 		slices.SortFunc(pc.Removed, compareEndpoints)
+		if p.sorted != nil {
+			p.sorted = applySorted(p.sorted, &pc)
+		}
 	}
 	return pc, changed
 }
 
+// applySorted returns a new sorted list: old with pc applied, in one
+// merge pass. O(len(old) + changes).
+func applySorted(old []Endpoint, pc *PortChange) []Endpoint {
+	out := make([]Endpoint, 0, len(old)+len(pc.Added)-len(pc.Removed))
+	add, rm, up := pc.Added, pc.Removed, pc.Updated
+	for i := 0; i < len(old) || len(add) > 0; {
+		if len(add) > 0 && (i == len(old) || compareEndpoints(add[0], old[i]) < 0) {
+			out = append(out, add[0])
+			add = add[1:]
+			continue
+		}
+		o := &old[i]
+		i++
+		switch {
+		case len(rm) > 0 && compareEndpoints(rm[0], *o) == 0:
+			rm = rm[1:]
+		case len(up) > 0 && compareEndpoints(up[0], *o) == 0:
+			out = append(out, up[0])
+			up = up[1:]
+		default:
+			out = append(out, *o)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
 // Endpoints returns the merged endpoints of a service port as of the last
 // Checkout, sorted by address, then port; nil when it has none. The list
-// is shared: do not modify it. It is built on the first call after a
-// change (O(n log n)); later calls return it in O(1).
+// is shared: do not modify it; a later Checkout does not change it but
+// makes a new one. The first call for a port sorts its endpoints
+// (O(n log n)); from then on, each Checkout that changes the port merges
+// its changes into a new list (O(n)), and Endpoints returns it in O(1).
 func (c *Cache) Endpoints(svc ServiceName, name PortName) []Endpoint {
 	s := c.services[svc]
 	if s == nil {

@@ -44,9 +44,10 @@
 // Update and Delete cost O(endpoints × ports of the slice). Checkout costs
 // O(endpoints × ports of the slices that changed), whatever the size of
 // the Service, and allocates only for what it returns; kube-proxy rebuilds
-// the whole Service twice per checkout. Endpoints sorts a port's list the
-// first time it is asked for after a change (O(n log n)) and returns the
-// same list until the next change.
+// the whole Service twice per checkout. A consumer that also wants a
+// port's full list pays O(n) more per change of that port: Endpoints
+// sorts the list once, and every later Checkout merges its changes into
+// a new copy.
 //
 // A Cache is not safe for concurrent use; wrap it in a mutex, as the
 // kube/slicecache adapter does.

@@ -156,9 +156,16 @@ func endpoint(key endpointKey, cp *endpointCopy, nodeName string) Endpoint {
 		NodeName:    e.NodeName,
 		Zone:        e.Zone,
 		Hostname:    e.Hostname,
-		TargetRef:   e.TargetRef,
+		TargetRef:   targetRef(&e.TargetRef),
 		Hints:       e.Hints,
 	}
+}
+
+func targetRef(r *slicer.ObjectRef) *slicer.ObjectRef {
+	if r.IsZero() {
+		return nil
+	}
+	return r
 }
 
 // compareEndpoints orders endpoints by address, then port.

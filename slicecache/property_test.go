@@ -58,7 +58,7 @@ func (r *reference) merged(svc ServiceName, nodeName string) map[PortName][]Endp
 				m := Endpoint{Address: addr, Port: p.Port,
 					Ready: e.Conditions.Ready != slicer.False, Serving: e.Conditions.Serving != slicer.False,
 					Terminating: e.Conditions.Terminating == slicer.True, Local: nodeName != "" && e.NodeName == nodeName,
-					NodeName: e.NodeName, Zone: e.Zone, Hostname: e.Hostname, TargetRef: e.TargetRef, Hints: e.Hints}
+					NodeName: e.NodeName, Zone: e.Zone, Hostname: e.Hostname, TargetRef: targetRef(&e.TargetRef), Hints: e.Hints}
 				copies[pn][k] = append(copies[pn][k], refCopy{int(v.seq), pi, ei, m})
 			}
 		}
