@@ -7,36 +7,56 @@ import (
 	"github.com/fairslice/fairslice/slicer"
 )
 
-// normalize returns the key of an address in a cache of type t, or ok
+// addrKey is a normalised address: an IP, or for FQDN a lower-cased
+// name. Comparing keys needs no string for IPs.
+type addrKey struct {
+	ip   netip.Addr
+	name string
+}
+
+func (k addrKey) String() string {
+	if k.ip.IsValid() {
+		return k.ip.String()
+	}
+	return k.name
+}
+
+// parseAddress returns the key of an address in a cache of type t, or ok
 // false for an address that kube-proxy could not parse as an IP.
 //
 // kube-proxy parses with k8s.io/utils' ParseIPSloppy, Go's pre-1.17
 // parser: the first '.' or ':' decides between IPv4 and IPv6, and IPv4
 // octets may have leading zeros, read as decimal. It then prints the IP
 // with net.IP's String: IPv4-mapped IPv6 addresses print as IPv4.
-func normalize(t slicer.AddressType, a string) (string, bool) {
+func parseAddress(t slicer.AddressType, a string) (addrKey, bool) {
 	if t == slicer.FQDN {
-		return strings.ToLower(a), a != ""
+		return addrKey{name: strings.ToLower(a)}, a != ""
 	}
 	i := strings.IndexAny(a, ".:")
 	if i < 0 {
-		return "", false
+		return addrKey{}, false
 	}
 	if a[i] == '.' {
 		ip, ok := parseIPv4Sloppy(a)
-		if !ok {
-			return "", false
-		}
-		return ip.String(), true
+		return addrKey{ip: ip}, ok
 	}
 	if strings.IndexByte(a, '%') >= 0 {
-		return "", false // Go's old parser has no zones
+		return addrKey{}, false // Go's old parser has no zones
 	}
 	ip, err := netip.ParseAddr(a)
 	if err != nil {
+		return addrKey{}, false
+	}
+	return addrKey{ip: ip.Unmap()}, true
+}
+
+// normalize is parseAddress as a string.
+func normalize(t slicer.AddressType, a string) (string, bool) {
+	k, ok := parseAddress(t, a)
+	if !ok {
 		return "", false
 	}
-	return ip.Unmap().String(), true
+	return k.String(), true
 }
 
 // parseIPv4Sloppy parses d.d.d.d with decimal octets of any length, as

@@ -103,7 +103,11 @@ func (c *Cache) mergePort(p *port) (PortChange, bool) {
 		case !ok && en.has:
 			pc.Removed = append(pc.Removed, en.win)
 		case ok:
-			e := endpoint(key, cp, c.opts.NodeName)
+			addr := en.win.Address // the same key prints the same
+			if !en.has {
+				addr = key.addr.String()
+			}
+			e := endpoint(addr, key.port, cp, c.opts.NodeName)
 			if !en.has {
 				pc.Added = append(pc.Added, e)
 			} else if !e.Equal(&en.win) {

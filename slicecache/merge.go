@@ -21,7 +21,7 @@ type port struct {
 // endpointKey is an endpoint's identity in kube-proxy: its normalised
 // first address and its port number.
 type endpointKey struct {
-	addr string
+	addr addrKey
 	port int32
 }
 
@@ -114,7 +114,7 @@ func (c *Cache) key(e *slicer.Endpoint, port int32) (endpointKey, bool) {
 	if len(e.Addresses) == 0 {
 		return endpointKey{}, false
 	}
-	addr, ok := normalize(c.opts.AddressType, e.Addresses[0])
+	addr, ok := parseAddress(c.opts.AddressType, e.Addresses[0])
 	return endpointKey{addr, port}, ok
 }
 
@@ -143,12 +143,13 @@ func (en *entry) winner() (best *endpointCopy, ok bool) {
 	return best, best != nil
 }
 
-// endpoint builds the merged endpoint of copy cp in a cache for nodeName.
-func endpoint(key endpointKey, cp *endpointCopy, nodeName string) Endpoint {
+// endpoint builds the merged endpoint of copy cp in a cache for nodeName;
+// addr is the key's address as a string.
+func endpoint(addr string, port int32, cp *endpointCopy, nodeName string) Endpoint {
 	e := &cp.src.Endpoints[cp.epIdx]
 	return Endpoint{
-		Address:     key.addr,
-		Port:        key.port,
+		Address:     addr,
+		Port:        port,
 		Ready:       e.Conditions.Ready != slicer.False,
 		Serving:     e.Conditions.Serving != slicer.False,
 		Terminating: e.Conditions.Terminating == slicer.True,

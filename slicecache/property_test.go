@@ -36,7 +36,7 @@ type refCopy struct {
 // non-terminating one wins, or else the first one of the most recent
 // slice.
 func (r *reference) merged(svc ServiceName, nodeName string) map[PortName][]Endpoint {
-	copies := map[PortName]map[endpointKey][]refCopy{}
+	copies := map[PortName]map[refKey][]refCopy{}
 	for _, v := range r.applied[svc] {
 		for pi, p := range v.s.Ports {
 			if p.Port == 0 {
@@ -44,7 +44,7 @@ func (r *reference) merged(svc ServiceName, nodeName string) map[PortName][]Endp
 			}
 			pn := PortName{p.Name, p.Protocol}
 			if copies[pn] == nil {
-				copies[pn] = map[endpointKey][]refCopy{}
+				copies[pn] = map[refKey][]refCopy{}
 			}
 			for ei, e := range v.s.Endpoints {
 				if len(e.Addresses) == 0 {
@@ -54,7 +54,7 @@ func (r *reference) merged(svc ServiceName, nodeName string) map[PortName][]Endp
 				if !ok {
 					continue
 				}
-				k := endpointKey{addr, p.Port}
+				k := refKey{addr, p.Port}
 				m := Endpoint{Address: addr, Port: p.Port,
 					Ready: e.Conditions.Ready != slicer.False, Serving: e.Conditions.Serving != slicer.False,
 					Terminating: e.Conditions.Terminating == slicer.True, Local: nodeName != "" && e.NodeName == nodeName,
@@ -89,6 +89,12 @@ func (r *reference) merged(svc ServiceName, nodeName string) map[PortName][]Endp
 		slices.SortFunc(out[pn], compareEndpoints)
 	}
 	return out
+}
+
+// refKey is the reference's endpoint identity.
+type refKey struct {
+	addr string
+	port int32
 }
 
 func cmpInts(xs ...int) int {
@@ -259,13 +265,13 @@ func diffPorts(svc ServiceName, before, after map[PortName][]Endpoint) Change {
 	}
 	slices.SortFunc(sorted, func(a, b PortName) int { return compareStrings(a.Name+"/"+a.Protocol, b.Name+"/"+b.Protocol) })
 	for _, pn := range sorted {
-		old := map[endpointKey]Endpoint{}
+		old := map[refKey]Endpoint{}
 		for _, e := range before[pn] {
-			old[endpointKey{e.Address, e.Port}] = e
+			old[refKey{e.Address, e.Port}] = e
 		}
 		var pc PortChange
 		for _, e := range after[pn] {
-			k := endpointKey{e.Address, e.Port}
+			k := refKey{e.Address, e.Port}
 			if o, ok := old[k]; !ok {
 				pc.Added = append(pc.Added, e)
 			} else if !o.Equal(&e) {
@@ -274,7 +280,7 @@ func diffPorts(svc ServiceName, before, after map[PortName][]Endpoint) Change {
 			delete(old, k)
 		}
 		for _, e := range before[pn] {
-			if _, ok := old[endpointKey{e.Address, e.Port}]; ok {
+			if _, ok := old[refKey{e.Address, e.Port}]; ok {
 				pc.Removed = append(pc.Removed, e)
 			}
 		}
