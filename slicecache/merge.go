@@ -49,65 +49,53 @@ func (a *endpointCopy) before(b *endpointCopy) bool {
 	return cmp.Or(cmp.Compare(a.seq, b.seq), cmp.Compare(a.portIdx, b.portIdx), cmp.Compare(a.epIdx, b.epIdx)) < 0
 }
 
-// usablePort reports whether kube-proxy reads a slice port: one with a
-// number.
-func usablePort(p *slicer.Port) bool { return p.Port != 0 }
-
-// addCopies files every endpoint of s under its service ports. O(ports ×
-// endpoints of s).
-func (c *Cache) addCopies(svc *service, s *Slice, seq uint64) {
+// eachCopy calls f with every endpoint of s under every port kube-proxy
+// reads (one with a number), with its key.
+func (c *Cache) eachCopy(s *Slice, f func(name PortName, pi, ei int, key endpointKey)) {
 	for pi := range s.Ports {
 		sp := &s.Ports[pi]
-		if !usablePort(sp) {
+		if sp.Port == 0 {
 			continue
 		}
-		p := svc.ports[PortName{sp.Name, sp.Protocol}]
-		if p == nil {
-			p = &port{entries: map[endpointKey]*entry{}}
-			svc.ports[PortName{sp.Name, sp.Protocol}] = p
-		}
+		name := PortName{sp.Name, sp.Protocol}
 		for ei := range s.Endpoints {
-			e := &s.Endpoints[ei]
-			key, ok := c.key(e, sp.Port)
-			if !ok {
-				continue
+			if key, ok := c.key(&s.Endpoints[ei], sp.Port); ok {
+				f(name, pi, ei, key)
 			}
-			en := p.entries[key]
-			if en == nil {
-				en = &entry{}
-				p.entries[key] = en
-			}
-			en.copies = append(en.copies, endpointCopy{src: s, seq: seq, portIdx: int32(pi), epIdx: int32(ei),
-				terminating: e.Conditions.Terminating == slicer.True})
-			p.touch(key, en)
 		}
 	}
 }
 
+// addCopies files every endpoint of s under its service ports. O(ports ×
+// endpoints of s).
+func (c *Cache) addCopies(svc *service, s *Slice, seq uint64) {
+	c.eachCopy(s, func(name PortName, pi, ei int, key endpointKey) {
+		p := svc.ports[name]
+		if p == nil {
+			p = &port{entries: map[endpointKey]*entry{}}
+			svc.ports[name] = p
+		}
+		en := p.entries[key]
+		if en == nil {
+			en = &entry{}
+			p.entries[key] = en
+		}
+		en.copies = append(en.copies, endpointCopy{src: s, seq: seq, portIdx: int32(pi), epIdx: int32(ei),
+			terminating: s.Endpoints[ei].Conditions.Terminating == slicer.True})
+		p.touch(key, en)
+	})
+}
+
 // removeCopies takes every copy that came from s out of its entries.
 func (c *Cache) removeCopies(svc *service, s *Slice) {
-	for pi := range s.Ports {
-		sp := &s.Ports[pi]
-		if !usablePort(sp) {
-			continue
-		}
-		p := svc.ports[PortName{sp.Name, sp.Protocol}]
-		if p == nil {
-			continue
-		}
-		for ei := range s.Endpoints {
-			key, ok := c.key(&s.Endpoints[ei], sp.Port)
-			if !ok {
-				continue
+	c.eachCopy(s, func(name PortName, _, _ int, key endpointKey) {
+		if p := svc.ports[name]; p != nil {
+			if en := p.entries[key]; en != nil {
+				en.copies = slices.DeleteFunc(en.copies, func(cp endpointCopy) bool { return cp.src == s })
+				p.touch(key, en)
 			}
-			en := p.entries[key]
-			if en == nil {
-				continue
-			}
-			en.copies = slices.DeleteFunc(en.copies, func(cp endpointCopy) bool { return cp.src == s })
-			p.touch(key, en)
 		}
-	}
+	})
 }
 
 func (c *Cache) key(e *slicer.Endpoint, port int32) (endpointKey, bool) {

@@ -19,6 +19,7 @@ package slicecache
 import (
 	"sync"
 
+	ktopology "github.com/fairslice/fairslice/kube/topology"
 	"github.com/fairslice/fairslice/slicecache"
 	"github.com/fairslice/fairslice/slicer"
 	"github.com/fairslice/fairslice/topology"
@@ -68,40 +69,18 @@ func FromAPI(s *discovery.EndpointSlice) *slicecache.Slice {
 	return out
 }
 
+// endpointFromAPI converts an endpoint: what topology reads, plus the
+// hostname and target reference.
 func endpointFromAPI(e *discovery.Endpoint) slicer.Endpoint {
-	out := slicer.Endpoint{Addresses: e.Addresses, Conditions: slicer.Conditions{
-		Ready: tristate(e.Conditions.Ready), Serving: tristate(e.Conditions.Serving), Terminating: tristate(e.Conditions.Terminating),
-	}}
+	out := ktopology.EndpointFromAPI(e)
 	if e.Hostname != nil {
 		out.Hostname = *e.Hostname
-	}
-	if e.NodeName != nil {
-		out.NodeName = *e.NodeName
-	}
-	if e.Zone != nil {
-		out.Zone = *e.Zone
 	}
 	if r := e.TargetRef; r != nil {
 		out.TargetRef = slicer.ObjectRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, UID: string(r.UID),
 			APIVersion: r.APIVersion, ResourceVersion: r.ResourceVersion, FieldPath: r.FieldPath}
 	}
-	if h := e.Hints; h != nil {
-		out.Hints = &slicer.Hints{}
-		for _, z := range h.ForZones {
-			out.Hints.ForZones = append(out.Hints.ForZones, z.Name)
-		}
-		for _, n := range h.ForNodes {
-			out.Hints.ForNodes = append(out.Hints.ForNodes, n.Name)
-		}
-	}
 	return out
-}
-
-func tristate(b *bool) slicer.Tristate {
-	if b == nil {
-		return slicer.Unset
-	}
-	return slicer.Of(*b)
 }
 
 // Options configure a Consumer. The zero value keeps IPv4 slices for a
