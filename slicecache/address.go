@@ -43,6 +43,14 @@ func parseAddress(t slicer.AddressType, a string) (addrKey, bool) {
 	if strings.IndexByte(a, '%') >= 0 {
 		return addrKey{}, false // Go's old parser has no zones
 	}
+	if j := strings.LastIndexByte(a, ':'); strings.IndexByte(a[j:], '.') >= 0 {
+		// A trailing IPv4 part is read sloppily too.
+		v4, ok := parseIPv4Sloppy(a[j+1:])
+		if !ok {
+			return addrKey{}, false
+		}
+		a = a[:j+1] + v4.String()
+	}
 	ip, err := netip.ParseAddr(a)
 	if err != nil {
 		return addrKey{}, false
