@@ -40,22 +40,8 @@ func parseAddress(t slicer.AddressType, a string) (addrKey, bool) {
 		ip, ok := parseIPv4Sloppy(a)
 		return addrKey{ip: ip}, ok
 	}
-	if strings.IndexByte(a, '%') >= 0 {
-		return addrKey{}, false // Go's old parser has no zones
-	}
-	if j := strings.LastIndexByte(a, ':'); strings.IndexByte(a[j:], '.') >= 0 {
-		// A trailing IPv4 part is read sloppily too.
-		v4, ok := parseIPv4Sloppy(a[j+1:])
-		if !ok {
-			return addrKey{}, false
-		}
-		a = a[:j+1] + v4.String()
-	}
-	ip, err := netip.ParseAddr(a)
-	if err != nil {
-		return addrKey{}, false
-	}
-	return addrKey{ip: ip.Unmap()}, true
+	ip, ok := parseIPv6Sloppy(a)
+	return addrKey{ip: ip.Unmap()}, ok
 }
 
 // normalize is parseAddress as a string.
@@ -96,4 +82,82 @@ func parseIPv4Sloppy(s string) (netip.Addr, bool) {
 		return netip.Addr{}, false
 	}
 	return netip.AddrFrom4(b), true
+}
+
+// parseIPv6Sloppy parses an IPv6 address as Go's parser did before 1.17:
+// groups of any number of hex digits with a value up to ffff, one "::"
+// standing for at least one zero group, and an optional trailing IPv4
+// part read by parseIPv4Sloppy. No zones.
+func parseIPv6Sloppy(s string) (netip.Addr, bool) {
+	var ip [16]byte
+	gap := -1 // where "::" stands, in bytes
+	if strings.HasPrefix(s, "::") {
+		gap, s = 0, s[2:]
+	}
+	i := 0
+	for i < 16 && s != "" {
+		n, digits := 0, 0
+		for ; digits < len(s) && hexDigit(s[digits]) >= 0; digits++ {
+			n = n<<4 | hexDigit(s[digits])
+			if n > 0xFFFF {
+				return netip.Addr{}, false
+			}
+		}
+		if digits == 0 {
+			return netip.Addr{}, false
+		}
+		if digits < len(s) && s[digits] == '.' { // the trailing IPv4 part
+			if (gap < 0 && i != 12) || i > 12 {
+				return netip.Addr{}, false
+			}
+			v4, ok := parseIPv4Sloppy(s)
+			if !ok {
+				return netip.Addr{}, false
+			}
+			b := v4.As4()
+			copy(ip[i:], b[:])
+			i, s = i+4, ""
+			break
+		}
+		ip[i], ip[i+1] = byte(n>>8), byte(n)
+		i, s = i+2, s[digits:]
+		if s == "" {
+			break
+		}
+		if s[0] != ':' || len(s) == 1 {
+			return netip.Addr{}, false
+		}
+		s = s[1:]
+		if s[0] == ':' {
+			if gap >= 0 {
+				return netip.Addr{}, false
+			}
+			gap, s = i, s[1:]
+		}
+	}
+	if s != "" {
+		return netip.Addr{}, false
+	}
+	switch {
+	case i < 16 && gap < 0, i == 16 && gap >= 0:
+		return netip.Addr{}, false
+	case i < 16:
+		shift := 16 - i
+		copy(ip[gap+shift:], ip[gap:i])
+		clear(ip[gap : gap+shift])
+	}
+	return netip.AddrFrom16(ip), true
+}
+
+// hexDigit returns the value of a hex digit, or -1.
+func hexDigit(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }

@@ -176,6 +176,14 @@ func TestNormalize(t *testing.T) {
 		{slicer.IPv6, "2001:DB8:0:0:0:0:0:1", "2001:db8::1", true},
 		{slicer.IPv6, "::ffff:10.0.0.1", "10.0.0.1", true},
 		{slicer.IPv6, "fe80::1%eth0", "", false},
+		{slicer.IPv6, "::00000", "::", true},                // found by FuzzAddress
+		{slicer.IPv6, "::ffff:010.0.0.1", "10.0.0.1", true}, // found by FuzzAddress
+		{slicer.IPv6, "1:2:3:4:5:6:7:8", "1:2:3:4:5:6:7:8", true},
+		{slicer.IPv6, "1:2:3:4::5:6:7:8", "", false},
+		{slicer.IPv6, "1:2:3:4:5:6:7:8:9", "", false},
+		{slicer.IPv6, "::1.2.3.4", "::102:304", true},
+		{slicer.IPv6, "1::2::3", "", false},
+		{slicer.IPv6, "10000::", "", false},
 		{slicer.IPv6, "host.example", "", false},
 		{slicer.IPv4, "nothing", "", false},
 		{slicer.FQDN, "Host.Example", "host.example", true},

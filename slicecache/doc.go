@@ -27,9 +27,10 @@
 //     the same port name different numbers, and then the endpoints carry
 //     each slice's number. Ports with number 0 are ignored.
 //   - An endpoint is its first address, as an IP normalised the way
-//     kube-proxy parses it (leading zeros in IPv4 are decimal, IPv6 in
-//     canonical form), and the port number. Endpoints without addresses
-//     are ignored.
+//     kube-proxy parses it (Go's parser before 1.17: leading zeros allowed
+//     in IPv4 octets, read as decimal, and in IPv6 groups; printed in
+//     canonical form, IPv4-mapped IPv6 as IPv4), and the port number.
+//     Endpoints without addresses are ignored.
 //   - Conditions read an unset Ready or Serving as true and an unset
 //     Terminating as false. An endpoint is Local when its node name is the
 //     cache's NodeName (never, with an empty NodeName).
