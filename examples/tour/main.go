@@ -36,4 +36,5 @@ var sections = []struct {
 	{"apf: a real HTTP server under a noisy tenant, with and without APF", apfSection},
 	{"slicer: what EndpointSlices save when a big Service rolls", slicerSection},
 	{"topology: 11 endpoints over 3 zones, upstream's hints and ours", topologySection},
+	{"slicecache: an endpoint moving between slices, as kube-proxy's cache sees it", slicecacheSection},
 }

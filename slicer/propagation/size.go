@@ -53,15 +53,34 @@ func EndpointSliceSize(s slicer.Slice, st Stored) Size {
 // endpointSliceFrom sizes a slice whose endpoints' sizes are summed in
 // eps.
 func endpointSliceFrom(s slicer.Slice, st Stored, eps elems) Size {
+	return sliceFrameOf(s, st).size(eps)
+}
+
+// sliceFrame is what a slice's size adds to its endpoints: metadata,
+// ports and address type, sized once for slices that differ only in
+// their endpoints.
+type sliceFrame struct {
+	pb, json int // without the endpoints
+}
+
+func sliceFrameOf(s slicer.Slice, st Stored) sliceFrame {
 	var ports elems
 	for _, p := range s.Ports {
 		ports.add(portSize(p))
 	}
 	meta := objectMeta(s.Name, s.GenerateName, s.Namespace, s.Labels, s.Annotations, s.Owners, st)
-	pb := field(meta.Protobuf) + eps.pb + ports.pb + str(string(s.AddressType))
-	js := 1 + member("kind", jstr("EndpointSlice")) + 1 + member("apiVersion", jstr("discovery.k8s.io/v1")) +
-		1 + member("metadata", meta.JSON) + 1 + member("addressType", jstr(string(s.AddressType))) +
-		1 + member("endpoints", eps.jsonArray()) + 1 + member("ports", ports.jsonArray()) + 1
+	return sliceFrame{
+		pb: field(meta.Protobuf) + ports.pb + str(string(s.AddressType)),
+		json: 1 + member("kind", jstr("EndpointSlice")) + 1 + member("apiVersion", jstr("discovery.k8s.io/v1")) +
+			1 + member("metadata", meta.JSON) + 1 + member("addressType", jstr(string(s.AddressType))) +
+			1 + member("endpoints", 0) + 1 + member("ports", ports.jsonArray()) + 1,
+	}
+}
+
+// size sizes the slice with the endpoints summed in eps.
+func (f sliceFrame) size(eps elems) Size {
+	pb := f.pb + eps.pb
+	js := f.json + eps.jsonArray()
 	return Size{Protobuf: envelope(pb, "discovery.k8s.io/v1", "EndpointSlice"), JSON: js}
 }
 

@@ -20,6 +20,7 @@
 //	limits      print the concurrency limits of the priority levels
 //	reconcile   plan EndpointSlice writes for a Service (or run upstream's reconciler)
 //	propagation bytes written and sent in a rolling update: Endpoints vs EndpointSlices
+//	sweep       writes, bytes and objects per max-endpoints-per-slice under churn
 //	hints       print the topology hints a Service's EndpointSlices get
 //	route       print the endpoints a node's kube-proxy uses for a Service
 //	help        print help for a command
@@ -65,6 +66,7 @@ var commands = []command{
 	{"limits", "print the concurrency limits of the priority levels", runLimits},
 	{"reconcile", "plan EndpointSlice writes for a Service (or run upstream's reconciler)", runReconcile},
 	{"propagation", "bytes written and sent in a rolling update: Endpoints vs EndpointSlices", runPropagation},
+	{"sweep", "writes, bytes and objects per max-endpoints-per-slice under churn", runSweep},
 	{"hints", "print the topology hints a Service's EndpointSlices get", runHints},
 	{"route", "print the endpoints a node's kube-proxy uses for a Service", runRoute},
 }
