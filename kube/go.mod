@@ -16,6 +16,7 @@ require (
 	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/vishvananda/netlink v1.3.1 // indirect
 	github.com/vishvananda/netns v0.0.5 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
 	sigs.k8s.io/knftables v0.0.22 // indirect
 )
 
