@@ -15,7 +15,7 @@ import (
 )
 
 const hintsUsage = `Usage:
-  fairslice hints [--upstream] [--min-cross-zone] SCENARIO.yaml
+  fairslice hints [--upstream] [--min-cross-zone] [--svg FILE] [--html FILE] SCENARIO.yaml
 
 Hints reconciles a Service's EndpointSlices from no existing slices, as
 kube-controller-manager v1.37 would (with the PreferSameZone and
@@ -40,7 +40,10 @@ endpoints are listed on standard error.
 --upstream runs Kubernetes' own reconciler and topology cache
 (k8s.io/endpointslice v0.37.2) on the same file. --min-cross-zone uses
 fairslice's allocator that keeps the most traffic in its zone within the
-overload threshold (Auto mode only).
+overload threshold (Auto mode only). --svg and --html draw, per zone, the
+ready endpoints, the share expected from allocatable CPU with the 20%
+overload band, and the hints, for upstream's allocator (Kubernetes' code
+with --upstream) beside the min-cross-zone one, and any reason hints are off.
 
 Exit status: 0 success or help, 1 unreadable or invalid scenario (every
 problem is listed, naming the document, object and field), 2 bad command
@@ -124,11 +127,12 @@ func runHints(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	upstream := fs.Bool("upstream", false, "run Kubernetes' own reconciler and topology cache instead of fairslice's")
 	minCross := fs.Bool("min-cross-zone", false, "use fairslice's min-cross-zone allocator for Auto hints")
+	pic := addPictureFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), hintsUsage)
 		fs.PrintDefaults()
 	}
-	flags, files := splitArgs(args, nil)
+	flags, files := splitArgs(args, valuedFlags(fs))
 	if err := fs.Parse(flags); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -157,5 +161,5 @@ func runHints(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	fmt.Fprintf(stdout, "%s\n", b)
-	return exitOK
+	return pic.drawHints(files[0], sc, *upstream, stderr)
 }

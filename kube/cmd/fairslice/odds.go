@@ -121,9 +121,10 @@ func runOdds(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&elephantsList, "elephants", "numbers of elephants, one column each (`N,...`; default 1,4,16)")
 	digits := fs.Int("digits", 4, "significant digits to print; 0 prints the shortest exact form")
 	asJSON := fs.Bool("json", false, "print the table as JSON")
+	pic := addPictureFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage:
-  fairslice odds [--config QUEUESxHAND]... [--queues N,... --hand N,...] [--elephants N,...]
+  fairslice odds [--config QUEUESxHAND]... [--queues N,... --hand N,...] [--elephants N,...] [--svg FILE]
 
 Odds prints, for each shuffle-sharding configuration (rows) and number of
 elephant flows (columns), the probability that a given mouse flow is
@@ -133,6 +134,8 @@ all hands independent and uniformly random. Without --config, --queues or
 table of the Kubernetes API Priority and Fairness documentation. The bits
 column is the hash entropy the dealer requires; configurations needing more
 than 60 bits, which Kubernetes rejects, are marked with *.
+--svg FILE (or --html FILE) draws the table's cells as points over a curve
+per deck through every hand size, one panel per number of elephants.
 
 Examples:
   fairslice odds
@@ -221,10 +224,10 @@ Flags:
 			fmt.Fprintf(stderr, "fairslice odds: %v\n", err)
 			return exitFailure
 		}
-		return exitOK
+		return pic.drawOdds(table, stderr)
 	}
 	writeOddsTable(stdout, table, elephants, *digits)
-	return exitOK
+	return pic.drawOdds(table, stderr)
 }
 
 func writeOddsTable(w io.Writer, table []oddsRow, elephants []int, digits int) {

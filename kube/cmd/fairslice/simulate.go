@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/fairslice/fairslice/fairqueue/scenario"
 	"github.com/fairslice/fairslice/kube/internal/upstreamqs"
@@ -65,6 +64,10 @@ index) goes to standard error. --upstream runs Kubernetes' own QueueSet
 scenarios that shrink the number of queues, which is reported as an error.
 --summary prints the summary to standard output after the results instead.
 
+--svg FILE and --html FILE also draw the run: per flow, requests waiting
+and executing over time (rejections and dispatches marked), the wait-time
+CDF and the outcomes; --compare runs the other engine too and draws both.
+
 Exit status: 0 success or help, 1 unreadable or invalid scenario (every
 problem is listed, naming the request and field), 2 bad command line.
 
@@ -77,29 +80,21 @@ func runSimulate(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	upstream := fs.Bool("upstream", false, "run Kubernetes' own QueueSet instead of fairslice's")
 	summary := fs.Bool("summary", false, "print the per-flow summary to standard output after the results")
+	pic := addSimulatePictureFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), simulateUsage)
 		fs.PrintDefaults()
 	}
 	// Accept flags after the file name too.
-	var flags, files []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			files = append(files, args[i+1:]...)
-			break
-		}
-		if strings.HasPrefix(a, "-") && a != "-" {
-			flags = append(flags, a)
-		} else {
-			files = append(files, a)
-		}
-	}
+	flags, files := splitArgs(args, valuedFlags(fs))
 	if err := fs.Parse(flags); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
 		return exitUsage
+	}
+	if code := pic.check(stderr); code != exitOK {
+		return code
 	}
 	if len(files) != 1 {
 		msg := "missing scenario file"
@@ -151,7 +146,7 @@ func runSimulate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fairslice simulate: %v\n", err)
 		return exitFailure
 	}
-	return exitOK
+	return pic.draw(name, s, *upstream, results, stderr)
 }
 
 // runEngine runs s through e, turning a panic into an error: upstream's
