@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/component-base/metrics/legacyregistry"
 	upstreamctl "k8s.io/kubernetes/pkg/controller/endpointslice"
 
 	"github.com/fairslice/fairslice/kube/endpointslice"
@@ -562,7 +563,8 @@ func TestEndpointSliceControllerSideBySide(t *testing.T) {
 }
 
 func esSideBySide(t *testing.T, batch time.Duration) {
-	sides := []*esSide{startESSide(t, esSideOptions{upstream: true, batch: batch}), startESSide(t, esSideOptions{batch: batch})}
+	sides := []*esSide{startESSide(t, esSideOptions{upstream: true, batch: batch}), startESSide(t, esSideOptions{batch: batch, options: true})}
+	upstreamSyncs0 := esSyncs(t, legacyregistry.DefaultGatherer)
 	steps := []struct {
 		name       string
 		do         func(ctx context.Context, c kubernetes.Interface) error
@@ -655,6 +657,11 @@ func esSideBySide(t *testing.T, batch time.Duration) {
 			counts[0], counts[1], esSliceCounts(states[0]), esSliceCounts(states[1]))
 	}
 	t.Logf("total writes: upstream %v, fairslice %v", &sides[0].writes, &sides[1].writes)
+	up, fs := esSyncs(t, legacyregistry.DefaultGatherer), esSyncs(t, sides[1].reg)
+	for r := range up {
+		up[r] -= upstreamSyncs0[r]
+	}
+	t.Logf("syncs by result: upstream %v, fairslice %v", up, fs)
 	if up, fs := sides[0].writes.total(), sides[1].writes.total(); batch > 0 && fs > up {
 		t.Errorf("fairslice wrote %d times, upstream %d: want no more than upstream", fs, up)
 	}
@@ -730,6 +737,24 @@ func TestEndpointSliceControllerStaleCache(t *testing.T) {
 	if stale == 0 {
 		t.Errorf("endpoint_slice_controller_syncs{result=stale} = 0: the lagging informer never made a sync stale, the test proves nothing")
 	}
+}
+
+// esSyncs returns endpoint_slice_controller_syncs by result.
+func esSyncs(t *testing.T, g prometheus.Gatherer) map[string]float64 {
+	t.Helper()
+	families, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() == "endpoint_slice_controller_syncs" {
+			for _, m := range f.Metric {
+				out[m.Label[0].GetValue()] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out
 }
 
 // esCounter returns the counter with the given name and single label
