@@ -8,20 +8,16 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
@@ -200,20 +196,14 @@ func NewControllerWithOptions(ctx context.Context, podInformer coreinformers.Pod
 		return nil, err
 	}
 	c := &Controller{
-		client:   client,
-		name:     opts.ControllerName,
-		batch:    opts.EndpointUpdatesBatchPeriod,
-		coreOpts: coreOpts,
-		topoOpts: topology.Options{Allocator: opts.Allocator, Hysteresis: opts.Hysteresis},
-		metrics:  m,
-		recorder: opts.EventRecorder,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedMaxOfRateLimiter(
-				workqueue.NewTypedItemExponentialFailureRateLimiter[string](defaultSyncBackOff, maxSyncBackOff),
-				&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
-			),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "endpoint_slice"},
-		),
+		client:        client,
+		name:          opts.ControllerName,
+		batch:         opts.EndpointUpdatesBatchPeriod,
+		coreOpts:      coreOpts,
+		topoOpts:      topology.Options{Allocator: opts.Allocator, Hysteresis: opts.Hysteresis},
+		metrics:       m,
+		recorder:      opts.EventRecorder,
+		queue:         newKeyQueue("endpoint_slice", maxSyncBackOff),
 		topoQueue:     workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		tracker:       newSliceTracker(),
 		triggers:      newTriggerTimes(),
@@ -228,37 +218,32 @@ func NewControllerWithOptions(ctx context.Context, podInformer coreinformers.Pod
 		c.broadcast = record.NewBroadcaster(record.WithContext(ctx))
 		c.recorder = c.broadcast.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "endpoint-slice-controller"})
 	}
-	handlers := []struct {
-		inf cache.SharedIndexInformer
-		h   cache.ResourceEventHandler
-	}{
-		{serviceInformer.Informer(), cache.ResourceEventHandlerFuncs{
+	synced, err := addHandlers(map[cache.SharedIndexInformer]cache.ResourceEventHandler{
+		serviceInformer.Informer(): cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.queueService,
 			UpdateFunc: func(_, cur any) { c.queueService(cur) },
 			DeleteFunc: c.queueService,
-		}},
-		{podInformer.Informer(), cache.ResourceEventHandlerFuncs{
+		},
+		podInformer.Informer(): cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { c.onPod(nil, obj) },
 			UpdateFunc: c.onPod,
 			DeleteFunc: func(obj any) { c.onPod(obj, nil) },
-		}},
-		{nodeInformer.Informer(), cache.ResourceEventHandlerFuncs{
+		},
+		nodeInformer.Informer(): cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(any) { c.topoQueue.Add(topologyQueueKey) },
 			UpdateFunc: c.onNodeUpdate,
 			DeleteFunc: func(any) { c.topoQueue.Add(topologyQueueKey) },
-		}},
-		{endpointSliceInformer.Informer(), cache.ResourceEventHandlerFuncs{
+		},
+		endpointSliceInformer.Informer(): cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.onSliceAdd,
 			UpdateFunc: c.onSliceUpdate,
 			DeleteFunc: c.onSliceDelete,
-		}},
+		},
+	})
+	if err != nil {
+		return nil, err
 	}
-	for _, h := range handlers {
-		if _, err := h.inf.AddEventHandler(h.h); err != nil {
-			return nil, fmt.Errorf("endpointslice: adding an event handler: %w", err)
-		}
-		c.synced = append(c.synced, h.inf.HasSynced)
-	}
+	c.synced = synced
 	return c, nil
 }
 
@@ -266,29 +251,12 @@ func NewControllerWithOptions(ctx context.Context, podInformer coreinformers.Pod
 // and one topology worker until ctx ends, and returns when they have
 // stopped.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer utilruntime.HandleCrash()
-	if c.broadcast != nil {
-		c.broadcast.StartStructuredLogging(3)
-		c.broadcast.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-		defer c.broadcast.Shutdown()
-	}
-	logger := klog.FromContext(ctx)
-	logger.Info("Starting endpoint slice controller", "controllerName", c.name)
-	var wg sync.WaitGroup
-	defer func() {
-		logger.Info("Shutting down endpoint slice controller")
-		c.queue.ShutDown()
-		c.topoQueue.ShutDown()
-		wg.Wait()
-	}()
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced...) {
-		return
-	}
+	fns := []func(context.Context){c.topologyWorker}
 	for range workers {
-		wg.Go(func() { wait.UntilWithContext(ctx, c.serviceWorker, time.Second) })
+		fns = append(fns, c.serviceWorker)
 	}
-	wg.Go(func() { wait.UntilWithContext(ctx, c.topologyWorker, time.Second) })
-	<-ctx.Done()
+	runLoop(ctx, "endpoint slice controller", c.client, c.broadcast, c.synced,
+		[]workqueue.TypedRateLimitingInterface[string]{c.queue, c.topoQueue}, fns)
 }
 
 func (c *Controller) serviceWorker(ctx context.Context) {
@@ -462,38 +430,13 @@ func (c *Controller) forgetService(key string, nn types.NamespacedName) {
 	c.mu.Unlock()
 }
 
-// write sends the plan's objects in upstream's order (creates, updates,
-// deletes), recording each result in the tracker, and stops at the first
-// failure. Creates into a terminating namespace end the sync quietly.
+// write sends the plan's objects (see sliceWriter).
 func (c *Controller) write(ctx context.Context, svc *corev1.Service, creates, updates, deletes []*discovery.EndpointSlice) error {
-	api := c.client.DiscoveryV1().EndpointSlices(svc.Namespace)
-	for _, s := range creates {
-		created, err := api.Create(ctx, s, metav1.CreateOptions{})
-		if err != nil {
-			if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-				return nil
-			}
-			return fmt.Errorf("failed to create EndpointSlice for Service %s/%s: %w", svc.Namespace, svc.Name, err)
-		}
-		c.tracker.update(created)
-		c.metrics.change("create")
+	w := sliceWriter{client: c.client, tracker: c.tracker, owner: "Service " + svc.Namespace + "/" + svc.Name}
+	if c.metrics != nil {
+		w.change = c.metrics.change
 	}
-	for _, s := range updates {
-		updated, err := api.Update(ctx, s, metav1.UpdateOptions{})
-		if err != nil {
-			return fmt.Errorf("failed to update %s EndpointSlice for Service %s/%s: %w", s.Name, svc.Namespace, svc.Name, err)
-		}
-		c.tracker.update(updated)
-		c.metrics.change("update")
-	}
-	for _, s := range deletes {
-		if err := api.Delete(ctx, s.Name, metav1.DeleteOptions{}); err != nil {
-			return fmt.Errorf("failed to delete %s EndpointSlice for Service %s/%s: %w", s.Name, svc.Namespace, svc.Name, err)
-		}
-		c.tracker.expectDeletion(s)
-		c.metrics.change("delete")
-	}
-	return nil
+	return w.write(ctx, svc.Namespace, creates, updates, deletes)
 }
 
 // withoutDeleting drops slices with a deletion timestamp, which would

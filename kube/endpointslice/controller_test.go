@@ -42,29 +42,33 @@ type ctlFixture struct {
 	c        *Controller
 	recorder *record.FakeRecorder
 	reg      *prometheus.Registry
-	names    atomic.Int64
+}
+
+// actAsAPIServer makes the fake clientset do for EndpointSlices what the
+// API server does and its object tracker does not: name created slices
+// from GenerateName, give them a UID and generation 1, and bump the
+// generation on update.
+func actAsAPIServer(client *fake.Clientset) {
+	var names atomic.Int64
+	client.PrependReactor("create", "endpointslices", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		s := a.(k8stesting.CreateAction).GetObject().(*discovery.EndpointSlice)
+		if s.Name == "" {
+			n := names.Add(1)
+			s.Name, s.UID = fmt.Sprintf("%s%05d", s.GenerateName, n), types.UID(fmt.Sprintf("uid-%d", n))
+		}
+		s.Generation = 1
+		return false, nil, nil
+	})
+	client.PrependReactor("update", "endpointslices", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		a.(k8stesting.UpdateAction).GetObject().(*discovery.EndpointSlice).Generation++
+		return false, nil, nil
+	})
 }
 
 func newCtlFixture(t *testing.T, opts ControllerOptions, objs ...runtime.Object) *ctlFixture {
 	t.Helper()
 	f := &ctlFixture{t: t, client: fake.NewClientset(objs...), recorder: record.NewFakeRecorder(100), reg: prometheus.NewRegistry()}
-	// The API server names created slices, sets their UID and generation,
-	// and bumps the generation on update; the fake tracker does none of it.
-	f.client.PrependReactor("create", "endpointslices", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		s := a.(k8stesting.CreateAction).GetObject().(*discovery.EndpointSlice)
-		if s.Name == "" {
-			n := f.names.Add(1)
-			s.Name = fmt.Sprintf("%s%05d", s.GenerateName, n)
-			s.UID = types.UID(fmt.Sprintf("uid-%d", n))
-		}
-		s.Generation = 1
-		return false, nil, nil
-	})
-	f.client.PrependReactor("update", "endpointslices", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		s := a.(k8stesting.UpdateAction).GetObject().(*discovery.EndpointSlice)
-		s.Generation++
-		return false, nil, nil
-	})
+	actAsAPIServer(f.client)
 	f.factory = informers.NewSharedInformerFactory(f.client, 0)
 	opts.EventRecorder = f.recorder
 	opts.Registerer = f.reg
@@ -471,17 +475,7 @@ func TestOnPodQueuesServices(t *testing.T) {
 func TestControllerRun(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	client := fake.NewClientset(ctlService("web"), ctlNode("n1", "zone-a", "4"))
-	var names atomic.Int64
-	client.PrependReactor("create", "endpointslices", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		s := a.(k8stesting.CreateAction).GetObject().(*discovery.EndpointSlice)
-		n := names.Add(1)
-		s.Name, s.UID, s.Generation = fmt.Sprintf("%s%05d", s.GenerateName, n), types.UID(fmt.Sprint(n)), 1
-		return false, nil, nil
-	})
-	client.PrependReactor("update", "endpointslices", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		a.(k8stesting.UpdateAction).GetObject().(*discovery.EndpointSlice).Generation++
-		return false, nil, nil
-	})
+	actAsAPIServer(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	c, err := NewControllerWithOptions(ctx, factory.Core().V1().Pods(), factory.Core().V1().Services(), factory.Core().V1().Nodes(),

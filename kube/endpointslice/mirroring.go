@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,12 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
@@ -149,17 +145,11 @@ func NewMirroringControllerWithRecorder(ctx context.Context, endpointsInformer c
 		return nil, fmt.Errorf("endpointslice: maxEndpointsPerSubset %d: must be 1..%d", maxEndpointsPerSubset, slicer.MaxEndpoints)
 	}
 	c := &MirroringController{
-		client:    client,
-		maxSubset: int(maxEndpointsPerSubset),
-		batch:     endpointUpdatesBatchPeriod,
-		recorder:  recorder,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedMaxOfRateLimiter(
-				workqueue.NewTypedItemExponentialFailureRateLimiter[string](defaultSyncBackOff, mirrorMaxSyncBackOff),
-				&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
-			),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "endpoint_slice_mirroring"},
-		),
+		client:          client,
+		maxSubset:       int(maxEndpointsPerSubset),
+		batch:           endpointUpdatesBatchPeriod,
+		recorder:        recorder,
+		queue:           newKeyQueue("endpoint_slice_mirroring", mirrorMaxSyncBackOff),
 		tracker:         newSliceTracker(),
 		endpointsLister: endpointsInformer.Lister(),
 		sliceLister:     endpointSliceInformer.Lister(),
@@ -169,11 +159,8 @@ func NewMirroringControllerWithRecorder(ctx context.Context, endpointsInformer c
 		c.broadcast = record.NewBroadcaster(record.WithContext(ctx))
 		c.recorder = c.broadcast.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "endpoint-slice-mirroring-controller"})
 	}
-	handlers := []struct {
-		inf cache.SharedIndexInformer
-		h   cache.ResourceEventHandler
-	}{
-		{endpointsInformer.Informer(), cache.ResourceEventHandlerFuncs{
+	synced, err := addHandlers(map[cache.SharedIndexInformer]cache.ResourceEventHandler{
+		endpointsInformer.Informer(): cache.ResourceEventHandlerFuncs{
 			AddFunc: func(obj any) {
 				if ep, ok := obj.(*corev1.Endpoints); ok && shouldMirror(ep) {
 					c.queueKey(obj)
@@ -195,8 +182,8 @@ func NewMirroringControllerWithRecorder(ctx context.Context, endpointsInformer c
 					c.queueKey(obj)
 				}
 			},
-		}},
-		{serviceInformer.Informer(), cache.ResourceEventHandlerFuncs{
+		},
+		serviceInformer.Informer(): cache.ResourceEventHandlerFuncs{
 			AddFunc: func(obj any) {
 				if s, ok := obj.(*corev1.Service); ok && s.Spec.Selector == nil {
 					c.queueKey(obj)
@@ -218,8 +205,8 @@ func NewMirroringControllerWithRecorder(ctx context.Context, endpointsInformer c
 					c.queueKey(obj)
 				}
 			},
-		}},
-		{endpointSliceInformer.Informer(), cache.ResourceEventHandlerFuncs{
+		},
+		endpointSliceInformer.Informer(): cache.ResourceEventHandlerFuncs{
 			AddFunc: func(obj any) {
 				if s := sliceOf(obj); s != nil && mirrored(s) && c.tracker.shouldSync(s) {
 					c.queueForSlice(s)
@@ -244,14 +231,12 @@ func NewMirroringControllerWithRecorder(ctx context.Context, endpointsInformer c
 					c.queueForSlice(s)
 				}
 			},
-		}},
+		},
+	})
+	if err != nil {
+		return nil, err
 	}
-	for _, h := range handlers {
-		if _, err := h.inf.AddEventHandler(h.h); err != nil {
-			return nil, fmt.Errorf("endpointslice: adding an event handler: %w", err)
-		}
-		c.synced = append(c.synced, h.inf.HasSynced)
-	}
+	c.synced = synced
 	return c, nil
 }
 
@@ -289,27 +274,12 @@ func (c *MirroringController) queueForSlice(s *discovery.EndpointSlice) {
 // Run waits for the informers' caches, then runs workers workers until
 // ctx ends, and returns when they have stopped.
 func (c *MirroringController) Run(ctx context.Context, workers int) {
-	defer utilruntime.HandleCrash()
-	if c.broadcast != nil {
-		c.broadcast.StartStructuredLogging(3)
-		c.broadcast.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-		defer c.broadcast.Shutdown()
-	}
-	logger := klog.FromContext(ctx)
-	logger.Info("Starting EndpointSliceMirroring controller")
-	var wg sync.WaitGroup
-	defer func() {
-		logger.Info("Shutting down EndpointSliceMirroring controller")
-		c.queue.ShutDown()
-		wg.Wait()
-	}()
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced...) {
-		return
-	}
+	var fns []func(context.Context)
 	for range workers {
-		wg.Go(func() { wait.UntilWithContext(ctx, c.worker, time.Second) })
+		fns = append(fns, c.worker)
 	}
-	<-ctx.Done()
+	runLoop(ctx, "EndpointSliceMirroring controller", c.client, c.broadcast, c.synced,
+		[]workqueue.TypedRateLimitingInterface[string]{c.queue}, fns)
 }
 
 func (c *MirroringController) worker(ctx context.Context) {
@@ -404,35 +374,13 @@ func (c *MirroringController) deleteMirrored(ctx context.Context, nn types.Names
 	return nil
 }
 
-// write sends the plan in upstream's order, recording results in the
-// tracker, and stops at the first failure.
+// write sends the plan's objects (see sliceWriter); nothing is created
+// for an Endpoints object being deleted.
 func (c *MirroringController) write(ctx context.Context, ep *corev1.Endpoints, plan slicer.Plan, existing []*discovery.EndpointSlice) error {
-	api := c.client.DiscoveryV1().EndpointSlices(ep.Namespace)
 	creates, updates, deletes := Objects(plan, existing)
-	if ep.DeletionTimestamp == nil {
-		for _, s := range creates {
-			created, err := api.Create(ctx, s, metav1.CreateOptions{})
-			if err != nil {
-				if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-					return nil
-				}
-				return fmt.Errorf("failed to create EndpointSlice for Endpoints %s/%s: %w", ep.Namespace, ep.Name, err)
-			}
-			c.tracker.update(created)
-		}
+	if ep.DeletionTimestamp != nil {
+		creates = nil
 	}
-	for _, s := range updates {
-		updated, err := api.Update(ctx, s, metav1.UpdateOptions{})
-		if err != nil {
-			return fmt.Errorf("failed to update %s EndpointSlice for Endpoints %s/%s: %w", s.Name, ep.Namespace, ep.Name, err)
-		}
-		c.tracker.update(updated)
-	}
-	for _, s := range deletes {
-		if err := api.Delete(ctx, s.Name, metav1.DeleteOptions{}); err != nil {
-			return fmt.Errorf("failed to delete %s EndpointSlice for Endpoints %s/%s: %w", s.Name, ep.Namespace, ep.Name, err)
-		}
-		c.tracker.expectDeletion(s)
-	}
-	return nil
+	w := sliceWriter{client: c.client, tracker: c.tracker, owner: "Endpoints " + ep.Namespace + "/" + ep.Name}
+	return w.write(ctx, ep.Namespace, creates, updates, deletes)
 }

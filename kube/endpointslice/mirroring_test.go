@@ -2,9 +2,7 @@ package endpointslice
 
 import (
 	"context"
-	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,10 +10,8 @@ import (
 	discovery "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/fairslice/fairslice/slicer"
@@ -50,13 +46,7 @@ func TestEndpointsFromAPI(t *testing.T) {
 func newMirrorFixture(t *testing.T, objs ...runtime.Object) (*MirroringController, *fake.Clientset, informers.SharedInformerFactory, *record.FakeRecorder) {
 	t.Helper()
 	client := fake.NewClientset(objs...)
-	var names atomic.Int64
-	client.PrependReactor("create", "endpointslices", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		s := a.(k8stesting.CreateAction).GetObject().(*discovery.EndpointSlice)
-		n := names.Add(1)
-		s.Name, s.UID, s.Generation = fmt.Sprintf("%s%05d", s.GenerateName, n), types.UID(fmt.Sprint(n)), 1
-		return false, nil, nil
-	})
+	actAsAPIServer(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	rec := record.NewFakeRecorder(10)
 	c, err := NewMirroringControllerWithRecorder(context.Background(), factory.Core().V1().Endpoints(), factory.Discovery().V1().EndpointSlices(),
