@@ -234,11 +234,8 @@ func NewControllerWithOptions(ctx context.Context, podInformer coreinformers.Pod
 			UpdateFunc: c.onNodeUpdate,
 			DeleteFunc: func(any) { c.topoQueue.Add(topologyQueueKey) },
 		},
-		endpointSliceInformer.Informer(): cache.ResourceEventHandlerFuncs{
-			AddFunc:    c.onSliceAdd,
-			UpdateFunc: c.onSliceUpdate,
-			DeleteFunc: c.onSliceDelete,
-		},
+		endpointSliceInformer.Informer(): sliceEvents{managedBy: c.name, tracker: c.tracker, queue: c.queue,
+			delay: max(endpointSliceChangeMinSyncDelay, c.batch)}.funcs(),
 	})
 	if err != nil {
 		return nil, err

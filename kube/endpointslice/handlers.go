@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
@@ -13,6 +14,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	"github.com/fairslice/fairslice/topology"
@@ -118,52 +120,61 @@ func sliceOf(obj any) *discovery.EndpointSlice {
 	return nil
 }
 
-// managed reports whether this controller manages s.
-func (c *Controller) managed(s *discovery.EndpointSlice) bool {
-	return s.Labels[discovery.LabelManagedBy] == c.name
+// sliceEvents reacts to the EndpointSlice events of the slices one
+// controller manages (managed-by label managedBy), as upstream's
+// controllers do: it queues the owner (the Service, or the Endpoints
+// object, of the slice's service-name label) after delay when someone
+// else added, changed or deleted one of its slices, when a slice moved
+// in or out of the controller's management, and (both owners) when a
+// slice's service-name label changed. The tracker tells the
+// controller's own writes apart.
+type sliceEvents struct {
+	managedBy string
+	tracker   *sliceTracker
+	queue     workqueue.TypedRateLimitingInterface[string]
+	delay     time.Duration
 }
 
-// onSliceAdd queues the Service of a slice this controller did not just
-// write itself.
-func (c *Controller) onSliceAdd(obj any) {
-	if s := sliceOf(obj); s != nil && c.managed(s) && c.tracker.shouldSync(s) {
-		c.queueServiceOfSlice(s)
+func (h sliceEvents) managed(s *discovery.EndpointSlice) bool {
+	return s.Labels[discovery.LabelManagedBy] == h.managedBy
+}
+
+func (h sliceEvents) funcs() cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if s := sliceOf(obj); s != nil && h.managed(s) && h.tracker.shouldSync(s) {
+				h.queueOwner(s)
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			prev, cur := sliceOf(oldObj), sliceOf(newObj)
+			if prev == nil || cur == nil {
+				return
+			}
+			if prev.Labels[discovery.LabelServiceName] != cur.Labels[discovery.LabelServiceName] {
+				h.queueOwner(cur)
+				h.queueOwner(prev)
+				return
+			}
+			if h.managed(prev) != h.managed(cur) || h.managed(cur) && h.tracker.shouldSync(cur) {
+				h.queueOwner(cur)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if s := sliceOf(obj); s != nil && h.managed(s) && h.tracker.has(s) && !h.tracker.handleDeletion(s) {
+				h.queueOwner(s)
+			}
+		},
 	}
 }
 
-// onSliceUpdate queues the Service of a slice someone else changed, or
-// both Services when its service-name label moved it, or when it moved in
-// or out of this controller's management.
-func (c *Controller) onSliceUpdate(oldObj, newObj any) {
-	prev, cur := sliceOf(oldObj), sliceOf(newObj)
-	if prev == nil || cur == nil {
-		return
-	}
-	if prev.Labels[discovery.LabelServiceName] != cur.Labels[discovery.LabelServiceName] {
-		c.queueServiceOfSlice(cur)
-		c.queueServiceOfSlice(prev)
-		return
-	}
-	if c.managed(prev) != c.managed(cur) || c.managed(cur) && c.tracker.shouldSync(cur) {
-		c.queueServiceOfSlice(cur)
-	}
-}
-
-// onSliceDelete queues the Service of a slice deleted by someone else.
-func (c *Controller) onSliceDelete(obj any) {
-	s := sliceOf(obj)
-	if s != nil && c.managed(s) && c.tracker.has(s) && !c.tracker.handleDeletion(s) {
-		c.queueServiceOfSlice(s)
-	}
-}
-
-func (c *Controller) queueServiceOfSlice(s *discovery.EndpointSlice) {
-	svc := s.Labels[discovery.LabelServiceName]
-	if svc == "" {
+func (h sliceEvents) queueOwner(s *discovery.EndpointSlice) {
+	owner := s.Labels[discovery.LabelServiceName]
+	if owner == "" {
 		utilruntime.HandleError(fmt.Errorf("endpointslice: EndpointSlice %s/%s has no %s label", s.Namespace, s.Name, discovery.LabelServiceName))
 		return
 	}
-	c.queue.AddAfter(s.Namespace+"/"+svc, max(endpointSliceChangeMinSyncDelay, c.batch))
+	h.queue.AddAfter(s.Namespace+"/"+owner, h.delay)
 }
 
 // onNodeUpdate refreshes zone capacity when a node's readiness or zone

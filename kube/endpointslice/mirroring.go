@@ -206,32 +206,8 @@ func NewMirroringControllerWithRecorder(ctx context.Context, endpointsInformer c
 				}
 			},
 		},
-		endpointSliceInformer.Informer(): cache.ResourceEventHandlerFuncs{
-			AddFunc: func(obj any) {
-				if s := sliceOf(obj); s != nil && mirrored(s) && c.tracker.shouldSync(s) {
-					c.queueForSlice(s)
-				}
-			},
-			UpdateFunc: func(oldObj, newObj any) {
-				prev, cur := sliceOf(oldObj), sliceOf(newObj)
-				if prev == nil || cur == nil {
-					return
-				}
-				if prev.Labels[discovery.LabelServiceName] != cur.Labels[discovery.LabelServiceName] {
-					c.queueForSlice(cur)
-					c.queueForSlice(prev)
-					return
-				}
-				if mirrored(prev) != mirrored(cur) || mirrored(cur) && c.tracker.shouldSync(cur) {
-					c.queueForSlice(cur)
-				}
-			},
-			DeleteFunc: func(obj any) {
-				if s := sliceOf(obj); s != nil && mirrored(s) && c.tracker.has(s) && !c.tracker.handleDeletion(s) {
-					c.queueForSlice(s)
-				}
-			},
-		},
+		endpointSliceInformer.Informer(): sliceEvents{managedBy: MirroringControllerName, tracker: c.tracker, queue: c.queue,
+			delay: c.batch}.funcs(),
 	})
 	if err != nil {
 		return nil, err
@@ -249,10 +225,6 @@ func shouldMirror(ep *corev1.Endpoints) bool {
 	return !lock
 }
 
-func mirrored(s *discovery.EndpointSlice) bool {
-	return s.Labels[discovery.LabelManagedBy] == MirroringControllerName
-}
-
 func (c *MirroringController) queueKey(obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
@@ -260,15 +232,6 @@ func (c *MirroringController) queueKey(obj any) {
 		return
 	}
 	c.queue.Add(key)
-}
-
-func (c *MirroringController) queueForSlice(s *discovery.EndpointSlice) {
-	name := s.Labels[discovery.LabelServiceName]
-	if name == "" {
-		utilruntime.HandleError(fmt.Errorf("endpointslice: EndpointSlice %s/%s has no %s label", s.Namespace, s.Name, discovery.LabelServiceName))
-		return
-	}
-	c.queue.AddAfter(s.Namespace+"/"+name, c.batch)
 }
 
 // Run waits for the informers' caches, then runs workers workers until
