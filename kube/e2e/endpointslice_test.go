@@ -141,7 +141,7 @@ func startESSide(t *testing.T, opts esSideOptions) *esSide {
 	case opts.options:
 		s.reg = prometheus.NewRegistry()
 		c, err := endpointslice.NewControllerWithOptions(ctx, pods, svcs, nodes, eps, client,
-			endpointslice.ControllerOptions{MaxEndpointsPerSlice: esMax, Registerer: s.reg})
+			endpointslice.ControllerOptions{MaxEndpointsPerSlice: esMax, EndpointUpdatesBatchPeriod: opts.batch, Registerer: s.reg})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -512,10 +512,12 @@ func esShapeOf(s *discovery.EndpointSlice) esShape {
 // side's controller has stopped writing, and returns the final states.
 func esConverge(t *testing.T, step string, sides []*esSide, checkZones bool) []map[string]esState {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
 	out := make([]map[string]esState, len(sides))
 	for i, s := range sides {
+		// Generous: on a loaded 2-core machine a step of hundreds of pod
+		// changes takes a minute to settle.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
 		var last []string
 		for {
 			before := s.writes.total()
