@@ -621,6 +621,16 @@ func esSideBySide(t *testing.T, batch time.Duration) {
 		{"terminated pods gone", func(ctx context.Context, c kubernetes.Interface) error {
 			return esDropFinalizers(ctx, c, "term", 0, 10)
 		}, true, false},
+		{"services annotated", func(ctx context.Context, c kubernetes.Interface) error {
+			for _, name := range []string{"web", "web-pnr", "web-headless"} {
+				_, err := c.CoreV1().Services(esNamespace).Patch(ctx, name, types.MergePatchType,
+					[]byte(`{"metadata":{"annotations":{"e2e.fairslice.dev/touched":"yes"}}}`), metav1.PatchOptions{})
+				if err != nil {
+					return err
+				}
+			}
+			return nil // a sync of each Service with nothing to write
+		}, true, true},
 		// Neither controller resyncs Services on a node's zone change
 		// (upstream only refreshes topology capacity): the zone shows at
 		// the next sync, so zones are checked again after the next step.
