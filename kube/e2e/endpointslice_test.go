@@ -557,7 +557,7 @@ func esConverge(t *testing.T, step string, sides []*esSide, checkZones bool) []m
 // changes depend on when each controller's syncs happen and on how its
 // slices happen to be packed, for upstream as for fairslice, so they are
 // logged, not compared (over runs on a shared machine, fairslice's total
-// was 1.02-1.14x upstream's without a batch period, 0.92-1.04x with 1 s;
+// was 1.02-1.14x upstream's without a batch period, 0.81-1.04x with 1 s;
 // see BENCHMARKS.md).
 func TestEndpointSliceControllerSideBySide(t *testing.T) {
 	for _, batch := range []time.Duration{0, time.Second} {
