@@ -1,0 +1,458 @@
+package endpointslice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	discovery "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	discoverylisters "k8s.io/client-go/listers/discovery/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/fairslice/fairslice/slicer"
+	"github.com/fairslice/fairslice/topology"
+)
+
+// ControllerName is the managed-by label value of the EndpointSlice
+// controller, as upstream's.
+const ControllerName = slicer.DefaultControllerName
+
+// Upstream's queueing constants (k8s.io/kubernetes/pkg/controller/endpointslice).
+const (
+	// maxRetries is how often a failing Service is retried before it is
+	// dropped (1 s doubling, up to 1000 s).
+	maxRetries = 15
+	// endpointSliceChangeMinSyncDelay is the least delay of a sync caused
+	// by an EndpointSlice event.
+	endpointSliceChangeMinSyncDelay = time.Second
+	defaultSyncBackOff              = time.Second
+	maxSyncBackOff                  = 1000 * time.Second
+	topologyQueueKey                = "topology"
+)
+
+// Event reasons recorded on Services, as upstream's controller records them.
+const (
+	ReasonFailedToListPods             = "FailedToListPods"
+	ReasonFailedToListEndpointSlices   = "FailedToListEndpointSlices"
+	ReasonFailedToUpdateEndpointSlices = "FailedToUpdateEndpointSlices"
+)
+
+// ControllerOptions configure NewControllerWithOptions. The zero value is
+// upstream's controller with 100 endpoints per slice, no batching, no
+// metrics, and events sent to the API server.
+type ControllerOptions struct {
+	// MaxEndpointsPerSlice is 1..1000; 0 means 100.
+	MaxEndpointsPerSlice int32
+	// EndpointUpdatesBatchPeriod delays the sync a pod change causes, so
+	// that changes batch into fewer writes (kube-controller-manager's
+	// --endpointslice-updates-batch-period).
+	EndpointUpdatesBatchPeriod time.Duration
+	// ControllerName is the managed-by label value of the slices this
+	// controller owns; "" means ControllerName. It must be a valid label
+	// value. Two controllers with different names leave each other's
+	// slices alone.
+	ControllerName string
+	// Compact is slicer.Options.Compact: repack slices that are rewritten
+	// anyway, so churn leaves fewer, fuller slices.
+	Compact bool
+	// Allocator and Hysteresis are topology.Options' for Services with
+	// Auto hints; the zero values are upstream's allocation.
+	Allocator  topology.Allocator
+	Hysteresis float64
+	// Registerer receives upstream's endpoint_slice_controller_* metrics;
+	// nil records none. Nothing is registered globally.
+	Registerer prometheus.Registerer
+	// EventRecorder records the controller's events; nil means a
+	// broadcaster to the API server through the client (as upstream),
+	// started by Run.
+	EventRecorder record.EventRecorder
+}
+
+// Controller is the EndpointSlice controller: it keeps the EndpointSlices
+// of every Service with a selector in line with the pods it selects, as
+// kube-controller-manager's does (k8s.io/kubernetes v1.37.2,
+// pkg/controller/endpointslice), with fairslice's reconciler (a Syncer
+// per Service) and topology package in place of k8s.io/endpointslice.
+//
+// What it shares with upstream: a rate-limited work queue of Service keys
+// (1 s doubling to 1000 s per key, 10 qps overall, 15 retries); pod
+// changes that matter to endpoints (labels, hostname, readiness, IPs,
+// deletion) queue the matching Services after the batch period;
+// EndpointSlice changes not made by this controller queue their Service
+// after max(1 s, batch period); Services of type ExternalName and without
+// a selector are skipped; slices being deleted are ignored; a sync whose
+// informer has not yet seen the controller's own writes fails with
+// ErrStaleInformer and is retried, so no duplicate slices are created;
+// the last-change-trigger-time annotation; Auto hints and
+// trafficDistribution hints (PreferSame* enabled, as the locked feature
+// gate of 1.37); node changes that overload a Service's hints requeue it;
+// events and metrics with upstream's names.
+//
+// Where it differs: pods are mapped to Services in the informer's event
+// handler rather than in a second queue; the pod to endpoint conversion
+// is remembered between syncs (see Syncer), so a sync in which nothing
+// changed does almost no work; metrics go to the registerer of the
+// options only.
+type Controller struct {
+	client    clientset.Interface
+	name      string
+	batch     time.Duration
+	coreOpts  slicer.Options
+	topoOpts  topology.Options
+	metrics   *controllerMetrics
+	recorder  record.EventRecorder
+	broadcast record.EventBroadcaster // nil with a caller's recorder
+
+	serviceLister corelisters.ServiceLister
+	podLister     corelisters.PodLister
+	nodeLister    corelisters.NodeLister
+	sliceLister   discoverylisters.EndpointSliceLister
+	synced        []cache.InformerSynced
+
+	queue     workqueue.TypedRateLimitingInterface[string]
+	topoQueue workqueue.TypedRateLimitingInterface[string]
+	tracker   *sliceTracker
+	triggers  *triggerTimes
+
+	mu       sync.Mutex
+	services map[string]*serviceState
+	capacity topology.Capacity
+	hints    map[string]map[slicer.AddressType]map[string]int // Services with Auto hints: hints per zone
+}
+
+// serviceState is what the controller keeps per Service between syncs;
+// only the worker holding the Service's key touches it.
+type serviceState struct {
+	syncer   *Syncer
+	hadHints bool
+}
+
+// NewController returns an EndpointSlice controller with the signature
+// of upstream's NewController, so that switching is a change of import.
+// It panics if maxEndpointsPerSlice is outside 1..1000 (upstream's
+// command line refuses such values). Events go to the API server; no
+// metrics are recorded (use NewControllerWithOptions for both choices).
+func NewController(ctx context.Context, podInformer coreinformers.PodInformer,
+	serviceInformer coreinformers.ServiceInformer,
+	nodeInformer coreinformers.NodeInformer,
+	endpointSliceInformer discoveryinformers.EndpointSliceInformer,
+	maxEndpointsPerSlice int32,
+	client clientset.Interface,
+	endpointUpdatesBatchPeriod time.Duration,
+) *Controller {
+	c, err := NewControllerWithOptions(ctx, podInformer, serviceInformer, nodeInformer, endpointSliceInformer, client,
+		ControllerOptions{MaxEndpointsPerSlice: maxEndpointsPerSlice, EndpointUpdatesBatchPeriod: endpointUpdatesBatchPeriod})
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// NewControllerWithOptions returns an EndpointSlice controller with the
+// extras of opts. It fails on an invalid MaxEndpointsPerSlice or
+// ControllerName, or when the metrics cannot be registered.
+func NewControllerWithOptions(ctx context.Context, podInformer coreinformers.PodInformer,
+	serviceInformer coreinformers.ServiceInformer,
+	nodeInformer coreinformers.NodeInformer,
+	endpointSliceInformer discoveryinformers.EndpointSliceInformer,
+	client clientset.Interface, opts ControllerOptions) (*Controller, error) {
+	if opts.MaxEndpointsPerSlice == 0 {
+		opts.MaxEndpointsPerSlice = slicer.DefaultMaxEndpointsPerSlice
+	}
+	if opts.MaxEndpointsPerSlice < 1 || opts.MaxEndpointsPerSlice > slicer.MaxEndpoints {
+		return nil, fmt.Errorf("endpointslice: MaxEndpointsPerSlice %d: must be 1..%d", opts.MaxEndpointsPerSlice, slicer.MaxEndpoints)
+	}
+	if opts.ControllerName == "" {
+		opts.ControllerName = ControllerName
+	}
+	if err := validLabelValue(opts.ControllerName); err != nil {
+		return nil, fmt.Errorf("endpointslice: ControllerName %q: %w", opts.ControllerName, err)
+	}
+	if opts.EndpointUpdatesBatchPeriod < 0 {
+		return nil, fmt.Errorf("endpointslice: EndpointUpdatesBatchPeriod %v: must not be negative", opts.EndpointUpdatesBatchPeriod)
+	}
+	coreOpts := slicer.Options{MaxEndpointsPerSlice: int(opts.MaxEndpointsPerSlice), ControllerName: opts.ControllerName, Compact: opts.Compact}
+	if _, err := slicer.NewReconciler(coreOpts); err != nil {
+		return nil, err
+	}
+	m, err := newControllerMetrics(opts.Registerer, int(opts.MaxEndpointsPerSlice))
+	if err != nil {
+		return nil, err
+	}
+	c := &Controller{
+		client:        client,
+		name:          opts.ControllerName,
+		batch:         opts.EndpointUpdatesBatchPeriod,
+		coreOpts:      coreOpts,
+		topoOpts:      topology.Options{Allocator: opts.Allocator, Hysteresis: opts.Hysteresis},
+		metrics:       m,
+		recorder:      opts.EventRecorder,
+		queue:         newKeyQueue("endpoint_slice", maxSyncBackOff),
+		topoQueue:     workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		tracker:       newSliceTracker(),
+		triggers:      newTriggerTimes(),
+		services:      map[string]*serviceState{},
+		hints:         map[string]map[slicer.AddressType]map[string]int{},
+		serviceLister: serviceInformer.Lister(),
+		podLister:     podInformer.Lister(),
+		nodeLister:    nodeInformer.Lister(),
+		sliceLister:   endpointSliceInformer.Lister(),
+	}
+	if c.recorder == nil {
+		c.broadcast = record.NewBroadcaster(record.WithContext(ctx))
+		c.recorder = c.broadcast.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "endpoint-slice-controller"})
+	}
+	synced, err := addHandlers(map[cache.SharedIndexInformer]cache.ResourceEventHandler{
+		serviceInformer.Informer(): cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.queueService,
+			UpdateFunc: func(_, cur any) { c.queueService(cur) },
+			DeleteFunc: c.queueService,
+		},
+		podInformer.Informer(): cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { c.onPod(nil, obj) },
+			UpdateFunc: c.onPod,
+			DeleteFunc: func(obj any) { c.onPod(obj, nil) },
+		},
+		nodeInformer.Informer(): cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { c.topoQueue.Add(topologyQueueKey) },
+			UpdateFunc: c.onNodeUpdate,
+			DeleteFunc: func(any) { c.topoQueue.Add(topologyQueueKey) },
+		},
+		endpointSliceInformer.Informer(): sliceEvents{managedBy: c.name, tracker: c.tracker, queue: c.queue,
+			delay: max(endpointSliceChangeMinSyncDelay, c.batch)}.funcs(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.synced = synced
+	return c, nil
+}
+
+// Run waits for the informers' caches, then runs workers Service workers
+// and one topology worker until ctx ends, and returns when they have
+// stopped.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	fns := []func(context.Context){c.topologyWorker}
+	for range workers {
+		fns = append(fns, c.serviceWorker)
+	}
+	runLoop(ctx, "endpoint slice controller", c.client, c.broadcast, c.synced,
+		[]workqueue.TypedRateLimitingInterface[string]{c.queue, c.topoQueue}, fns)
+}
+
+func (c *Controller) serviceWorker(ctx context.Context) {
+	for {
+		key, quit := c.queue.Get()
+		if quit {
+			return
+		}
+		err := c.syncService(ctx, key)
+		c.handleErr(ctx, key, err)
+		c.queue.Done(key)
+	}
+}
+
+func (c *Controller) handleErr(ctx context.Context, key string, err error) {
+	c.metrics.syncResult(err)
+	if err == nil {
+		c.queue.Forget(key)
+		return
+	}
+	logger := klog.FromContext(ctx)
+	if c.queue.NumRequeues(key) < maxRetries {
+		logger.Info("Error syncing endpoint slices for service, retrying", "key", key, "err", err)
+		c.queue.AddRateLimited(key)
+		return
+	}
+	logger.Info("Retry budget exceeded, dropping service out of the queue", "key", key, "err", err)
+	c.queue.Forget(key)
+	utilruntime.HandleErrorWithContext(ctx, err, "Dropping service out of the queue", "key", key)
+}
+
+// syncService brings the slices of the Service with this key in line.
+func (c *Controller) syncService(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return err
+	}
+	nn := types.NamespacedName{Namespace: ns, Name: name}
+	svc, err := c.serviceLister.Services(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.forgetService(key, nn)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName || svc.Spec.Selector == nil {
+		return nil // no endpoints from this controller (selectorless: see the mirroring controller)
+	}
+	pods, err := c.podLister.Pods(ns).List(labels.Set(svc.Spec.Selector).AsSelectorPreValidated())
+	if err != nil {
+		c.recorder.Eventf(svc, corev1.EventTypeWarning, ReasonFailedToListPods,
+			"Error listing Pods for Service %s/%s: %v", ns, name, err)
+		return err
+	}
+	existing, err := c.sliceLister.EndpointSlices(ns).List(labels.Set{
+		discovery.LabelServiceName: name, discovery.LabelManagedBy: c.name,
+	}.AsSelectorPreValidated())
+	if err != nil {
+		c.recorder.Eventf(svc, corev1.EventTypeWarning, ReasonFailedToListEndpointSlices,
+			"Error listing Endpoint Slices for Service %s/%s: %v", ns, name, err)
+		return err
+	}
+	existing = withoutDeleting(existing)
+	if c.tracker.stale(nn, existing) {
+		return fmt.Errorf("service %s: %w", key, ErrStaleInformer)
+	}
+	// Computed on every sync, no-op or not, so that the tracker moves on.
+	trigger := c.triggers.compute(svc, pods)
+	if err := c.reconcile(ctx, key, svc, pods, existing, trigger); err != nil {
+		c.recorder.Eventf(svc, corev1.EventTypeWarning, ReasonFailedToUpdateEndpointSlices,
+			"Error updating Endpoint Slices for Service %s/%s: %v", ns, name, err)
+		return err
+	}
+	return nil
+}
+
+// reconcile plans the Service's slices, adds hints, and writes the plan.
+func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Service, pods []*corev1.Pod,
+	existing []*discovery.EndpointSlice, trigger time.Time) error {
+	st, err := c.state(key)
+	if err != nil {
+		return err
+	}
+	td := ""
+	if svc.Spec.TrafficDistribution != nil {
+		td = *svc.Spec.TrafficDistribution
+	}
+	policy := topology.PolicyFor(svc.Annotations, td, true)
+	facts := ServiceFacts(svc, trigger)
+	facts.TopologyHints = policy != topology.PolicyNone
+	plan, skipped, err := st.syncer.Plan(facts, svc, pods, c.nodeLister, existing)
+	if err != nil {
+		return err
+	}
+	opts := c.topoOpts
+	opts.HadHints = st.hadHints
+	c.mu.Lock()
+	capacity := c.capacity
+	c.mu.Unlock()
+	results, hadHints := topology.HintPlan(capacity, &plan, trigger, policy, opts)
+	st.hadHints = hadHints
+	c.recordHints(key, policy, results)
+
+	creates, updates, deletes := Objects(plan, existing)
+	writeErr := c.write(ctx, svc, creates, updates, deletes)
+
+	topo, tdLabel := "Disabled", ""
+	if policy == topology.PolicyAuto {
+		topo = "Auto"
+	} else if policy != topology.PolicyNone {
+		tdLabel = td
+	}
+	c.metrics.planned(plan.Added, plan.Removed, plan.Writes(), topo, tdLabel)
+	c.metrics.service(types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name},
+		[][]slicer.Slice{plan.Creates, plan.Updates, plan.Unchanged}, tdLabel)
+	for _, r := range results {
+		for _, ev := range r.Events {
+			c.recorder.Event(svc, ev.Type, ev.Reason, ev.Message)
+		}
+	}
+	return errors.Join(writeErr, skipped)
+}
+
+// state returns the Service's state, creating it on first use.
+func (c *Controller) state(key string) (*serviceState, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st := c.services[key]; st != nil {
+		return st, nil
+	}
+	s, err := NewSyncer(c.coreOpts)
+	if err != nil {
+		return nil, err
+	}
+	st := &serviceState{syncer: s}
+	c.services[key] = st
+	return st, nil
+}
+
+// recordHints keeps the hints per zone of a Service with Auto hints, for
+// the overload check after node changes.
+func (c *Controller) recordHints(key string, policy topology.Policy, results []topology.TypeResult) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if policy != topology.PolicyAuto {
+		delete(c.hints, key)
+		return
+	}
+	byType := map[slicer.AddressType]map[string]int{}
+	for _, r := range results {
+		if r.Enabled() && len(r.HintsByZone) > 0 {
+			byType[r.AddressType] = r.HintsByZone
+		}
+	}
+	if len(byType) == 0 {
+		delete(c.hints, key)
+		return
+	}
+	c.hints[key] = byType
+}
+
+// forgetService drops everything kept about a deleted Service.
+func (c *Controller) forgetService(key string, nn types.NamespacedName) {
+	c.triggers.deleteService(nn)
+	c.tracker.deleteService(nn)
+	c.metrics.deleteService(nn)
+	c.mu.Lock()
+	delete(c.services, key)
+	delete(c.hints, key)
+	c.mu.Unlock()
+}
+
+// write sends the plan's objects (see sliceWriter).
+func (c *Controller) write(ctx context.Context, svc *corev1.Service, creates, updates, deletes []*discovery.EndpointSlice) error {
+	w := sliceWriter{client: c.client, tracker: c.tracker, owner: "Service " + svc.Namespace + "/" + svc.Name}
+	if c.metrics != nil {
+		w.change = c.metrics.change
+	}
+	return w.write(ctx, svc.Namespace, creates, updates, deletes)
+}
+
+// withoutDeleting drops slices with a deletion timestamp, which would
+// otherwise hold a sync back until they are gone.
+func withoutDeleting(in []*discovery.EndpointSlice) []*discovery.EndpointSlice {
+	out := in[:0:0]
+	for _, s := range in {
+		if s.DeletionTimestamp == nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (c *Controller) queueService(obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		utilruntime.HandleError(fmt.Errorf("endpointslice: no key for %T: %w", obj, err))
+		return
+	}
+	c.queue.Add(key)
+}
