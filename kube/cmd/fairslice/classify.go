@@ -10,7 +10,6 @@ import (
 	"strconv"
 
 	"github.com/fairslice/fairslice/flowschema"
-	"github.com/fairslice/fairslice/kube/internal/upstreamfs"
 )
 
 const classifyUsage = `Usage: fairslice classify [--config FILE] [--upstream] REQUESTS.jsonl
@@ -50,6 +49,9 @@ func runClassify(args []string, stdout, stderr io.Writer) int {
 	if len(files) != 1 {
 		return usageError(stderr, "classify", "expected one requests file, got %d", len(files))
 	}
+	if refuseUpstream(stderr, "classify", *upstream) {
+		return exitUsage
+	}
 	cfg, err := loadConfig(*config)
 	if err != nil {
 		return failure(stderr, "classify", err)
@@ -62,22 +64,22 @@ func runClassify(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failure(stderr, "classify", fmt.Errorf("%s: %w", files[0], err))
 	}
-	var classify func(*flowschema.Request) upstreamfs.Result
+	var classify func(*flowschema.Request) classification
 	if *upstream {
-		o, err := upstreamfs.Start(cfg, 600)
+		c, stop, err := upstreamClassifier(cfg, 600)
 		if err != nil {
 			return failure(stderr, "classify", err)
 		}
-		defer o.Close()
-		classify = o.Classify
+		defer stop()
+		classify = c
 	} else {
 		c, err := flowschema.Compile(cfg)
 		if err != nil {
 			return failure(stderr, "classify", err)
 		}
-		classify = func(r *flowschema.Request) upstreamfs.Result {
+		classify = func(r *flowschema.Request) classification {
 			d := c.Classify(r)
-			return upstreamfs.Result{FlowSchema: d.FlowSchema, PriorityLevel: d.PriorityLevel, Distinguisher: d.Distinguisher}
+			return classification{FlowSchema: d.FlowSchema, PriorityLevel: d.PriorityLevel, Distinguisher: d.Distinguisher}
 		}
 	}
 	w := bufio.NewWriter(stdout)
@@ -90,6 +92,14 @@ func runClassify(args []string, stdout, stderr io.Writer) int {
 		return failure(stderr, "classify", err)
 	}
 	return exitOK
+}
+
+// classification is one request's FlowSchema, priority level and flow
+// distinguisher.
+type classification struct {
+	FlowSchema    string `json:"flowSchema"`
+	PriorityLevel string `json:"priorityLevel"`
+	Distinguisher string `json:"distinguisher"`
 }
 
 // parseRequests reads one JSON request per non-empty line.

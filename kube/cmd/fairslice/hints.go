@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/fairslice/fairslice/kube/internal/upstreamtopo"
 	ktopo "github.com/fairslice/fairslice/kube/topology"
 	"github.com/fairslice/fairslice/topology"
 )
@@ -97,15 +96,15 @@ func loadScenario(cmd string, files []string, stderr io.Writer) (*ktopo.Scenario
 // returns the outcome and the final slices.
 func reconcileScenario(cmd string, sc *ktopo.Scenario, upstream bool, opts topology.Options, stderr io.Writer) (ktopo.Outcome, []*topology.Slice, int) {
 	if upstream {
-		run, err := upstreamtopo.Reconcile(sc)
+		out, slices, rerr, err := upstreamHints(sc)
 		if err != nil {
 			fmt.Fprintf(stderr, "fairslice %s: upstream: %v\n", cmd, err)
 			return ktopo.Outcome{}, nil, exitFailure
 		}
-		if run.Err != nil {
-			fmt.Fprintf(stderr, "fairslice %s: upstream reconciler: %v\n", cmd, run.Err)
+		if rerr != nil {
+			fmt.Fprintf(stderr, "fairslice %s: upstream reconciler: %v\n", cmd, rerr)
 		}
-		return run.Outcome, run.Slices, exitOK
+		return out, slices, exitOK
 	}
 	run, err := ktopo.RunScenario(sc, opts)
 	if err != nil {
@@ -137,6 +136,9 @@ func runHints(args []string, stdout, stderr io.Writer) int {
 	}
 	if *upstream && *minCross {
 		fmt.Fprintln(stderr, "fairslice hints: --upstream and --min-cross-zone exclude each other")
+		return exitUsage
+	}
+	if refuseUpstream(stderr, "hints", *upstream) {
 		return exitUsage
 	}
 	sc, code := loadScenario("hints", files, stderr)

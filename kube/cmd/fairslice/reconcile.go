@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fairslice/fairslice/kube/internal/slicerun"
+	"github.com/fairslice/fairslice/kube/internal/slicescenario"
 	"github.com/fairslice/fairslice/slicer"
 )
 
@@ -67,6 +66,9 @@ func runReconcile(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fairslice reconcile: --max-endpoints-per-slice: %d is out of range 1..%d\n", *maxPer, slicer.MaxMaxEndpointsPerSlice)
 		return exitUsage
 	}
+	if refuseUpstream(stderr, "reconcile", *upstream) {
+		return exitUsage
+	}
 	var data []byte
 	var err error
 	if rest[0] == "-" {
@@ -78,18 +80,18 @@ func runReconcile(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fairslice reconcile: %v\n", err)
 		return exitFailure
 	}
-	in, err := slicerun.ParseScenario(data)
+	in, err := slicescenario.ParseScenario(data)
 	if err != nil {
 		fmt.Fprintf(stderr, "fairslice reconcile: %s: %v\n", rest[0], err)
 		return exitFailure
 	}
 	in.MaxEndpointsPerSlice = *maxPer
-	var out slicerun.Outcome
+	var out slicescenario.Outcome
 	if *upstream {
-		out, err = upstreamGuarded(in)
+		out, err = upstreamReconcile(in)
 	} else {
 		var plan slicer.Plan
-		out, plan, err = slicerun.Fairslice(in)
+		out, plan, err = slicescenario.Fairslice(in)
 		if err != nil && len(plan.Creates)+len(plan.Updates)+len(plan.Deletes)+len(plan.Unchanged) == 0 && out.Lengths == nil {
 			fmt.Fprintf(stderr, "fairslice reconcile: %v\n", err)
 			return exitFailure
@@ -104,22 +106,11 @@ func runReconcile(args []string, stdout, stderr io.Writer) int {
 
 // formatOutcome writes the outcome as the issue specifies it:
 // {"creates": N, "updates": N, "deletes": N, "lengths": [N, N]}.
-func formatOutcome(o slicerun.Outcome) string {
+func formatOutcome(o slicescenario.Outcome) string {
 	lengths := make([]string, len(o.Lengths))
 	for i, n := range o.Lengths {
 		lengths[i] = strconv.Itoa(n)
 	}
 	return fmt.Sprintf(`{"creates": %d, "updates": %d, "deletes": %d, "lengths": [%s]}`,
 		o.Creates, o.Updates, o.Deletes, strings.Join(lengths, ", "))
-}
-
-// upstreamGuarded runs upstream, turning a panic on odd input into an
-// error.
-func upstreamGuarded(in slicerun.Input) (out slicerun.Outcome, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = errors.Join(err, fmt.Errorf("upstream panicked: %v", p))
-		}
-	}()
-	return slicerun.Upstream(in)
 }

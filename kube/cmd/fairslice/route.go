@@ -55,6 +55,9 @@ func runRoute(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fairslice route: --node is required\nRun 'fairslice route --help' for usage.")
 		return exitUsage
 	}
+	if refuseUpstream(stderr, "route", *upstream) {
+		return exitUsage
+	}
 	sc, code := loadScenario("route", files, stderr)
 	if sc == nil {
 		return code

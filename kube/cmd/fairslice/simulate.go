@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/fairslice/fairslice/fairqueue/scenario"
-	"github.com/fairslice/fairslice/kube/internal/upstreamqs"
 )
 
 // stdin is where "simulate -" reads the scenario; tests replace it.
@@ -110,6 +109,9 @@ func runSimulate(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 
+	if refuseUpstream(stderr, "simulate", *upstream) {
+		return exitUsage
+	}
 	var in io.Reader = stdin
 	name := files[0]
 	if name != "-" {
@@ -130,7 +132,7 @@ func runSimulate(args []string, stdout, stderr io.Writer) int {
 	}
 	var engine scenario.Engine = scenario.NewEngine()
 	if *upstream {
-		engine = upstreamqs.New()
+		engine = upstreamQueueSet()
 	}
 	results, err := runEngine(s, engine)
 	if err != nil {
