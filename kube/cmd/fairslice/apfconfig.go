@@ -86,7 +86,7 @@ func configOf(stderr io.Writer, cmd string, objs []object) (*flowschema.Config, 
 	cfg := &flowschema.Config{}
 	var errs []error
 	for _, o := range pickObjects(stderr, cmd, objs, apfKinds...) {
-		one, err := flowschema.Decode(o.JSON)
+		one, err := flowschema.Decode(o.Raw)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", o.String(), err))
 			continue

@@ -142,4 +142,3 @@ func (c *clusterFlags) serviceObjects(namespace, service string) ([]object, erro
 	}
 	return objs, nil
 }
-

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	ktopo "github.com/fairslice/fairslice/kube/topology"
@@ -14,7 +13,8 @@ import (
 )
 
 const hintsUsage = `Usage:
-  fairslice hints [--upstream] [--min-cross-zone] SCENARIO.yaml
+  fairslice hints [--upstream] [--min-cross-zone] [-o text|json|yaml] SCENARIO.yaml...
+  fairslice hints [--min-cross-zone] --kubeconfig FILE --namespace NS --service NAME
 
 Hints reconciles a Service's EndpointSlices from no existing slices, as
 kube-controller-manager v1.37 would (with the PreferSameZone and
@@ -29,11 +29,20 @@ ready endpoints hinted for each zone (zones with none are left out, {} when
 off); crossZone counts the ready endpoints hinted for a zone other than
 their own.
 
-SCENARIO.yaml holds Kubernetes YAML documents separated by "---": one
+-o json (or yaml) prints the same object indented.
+
+SCENARIO.yaml ("-" for standard input; several files, Lists and kubectl
+dumps are read alike) holds one
 Service (with the service.kubernetes.io/topology-mode annotation or
 spec.trafficDistribution), its Nodes (the topology.kubernetes.io/zone
 label, status.allocatable.cpu, the Ready condition) and its Pods
-(spec.nodeName, status.podIPs, the Ready condition). Pods left out of the
+(spec.nodeName, status.podIPs, the Ready condition). As the controller,
+only the Pods in the Service's namespace that its selector matches are
+used (how many were left out goes to standard error), and a Service
+without a selector gets no slices (exit status 1). Other kinds are
+reported and skipped; --service and --namespace choose among several
+Services. --kubeconfig (or --cluster) reads the Service, its namespace's
+Pods and the Nodes from a cluster instead. Pods left out of the
 endpoints are listed on standard error.
 
 --upstream runs Kubernetes' own reconciler and topology cache
@@ -47,6 +56,10 @@ line.
 
 Flags:
 `
+
+// valuedFlags are the flags of hints and route that take a separate value.
+var valuedFlags = map[string]bool{"node": true, "o": true, "output": true, "namespace": true, "service": true,
+	"kubeconfig": true, "context": true}
 
 // splitArgs separates flags from positional arguments so that flags may
 // follow the file name; valued names the flags that take a separate value.
@@ -69,25 +82,20 @@ func splitArgs(args []string, valued map[string]bool) (flags, files []string) {
 	return flags, files
 }
 
-// loadScenario reads and parses the single scenario file of a command.
-func loadScenario(cmd string, files []string, stderr io.Writer) (*ktopo.Scenario, int) {
-	if len(files) != 1 {
-		msg := "missing scenario file"
-		if len(files) > 1 {
-			msg = fmt.Sprintf("expected one scenario file, got %d", len(files))
-		}
-		fmt.Fprintf(stderr, "fairslice %s: %s\nRun 'fairslice %s --help' for usage.\n", cmd, msg, cmd)
-		return nil, exitUsage
-	}
-	data, err := os.ReadFile(files[0])
+// loadScenario reads the scenario of hints and route: from files (or
+// "-") or the cluster, the Service, the Pods it selects and the Nodes.
+func loadScenario(cmd string, files []string, sf *serviceFlags, stderr io.Writer) (*ktopo.Scenario, int) {
+	objs, err := sf.objects(stderr, cmd, files, "Node")
 	if err != nil {
-		fmt.Fprintf(stderr, "fairslice %s: %v\n", cmd, err)
+		return nil, fail(stderr, cmd, err)
+	}
+	sc, err := ktopo.ParseScenario(joinDocs(objs))
+	if err != nil {
+		fmt.Fprintf(stderr, "fairslice %s: %v\n", cmd, sourceOf(err, objs))
 		return nil, exitFailure
 	}
-	sc, err := ktopo.ParseScenario(data)
-	if err != nil {
-		fmt.Fprintf(stderr, "fairslice %s: %s:\n%v\n", cmd, files[0], err)
-		return nil, exitFailure
+	if sf.noSelector != nil {
+		return nil, failure(stderr, cmd, sf.noSelector)
 	}
 	return sc, exitOK
 }
@@ -123,11 +131,14 @@ func runHints(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	upstream := fs.Bool("upstream", false, "run Kubernetes' own reconciler and topology cache instead of fairslice's")
 	minCross := fs.Bool("min-cross-zone", false, "use fairslice's min-cross-zone allocator for Auto hints")
+	var sf serviceFlags
+	sf.register(fs)
+	out := outputFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), hintsUsage)
 		fs.PrintDefaults()
 	}
-	flags, files := splitArgs(args, nil)
+	flags, files := splitArgs(args, valuedFlags)
 	if err := fs.Parse(flags); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -141,7 +152,7 @@ func runHints(args []string, stdout, stderr io.Writer) int {
 	if refuseUpstream(stderr, "hints", *upstream) {
 		return exitUsage
 	}
-	sc, code := loadScenario("hints", files, stderr)
+	sc, code := loadScenario("hints", files, &sf, stderr)
 	if sc == nil {
 		return code
 	}
@@ -149,15 +160,20 @@ func runHints(args []string, stdout, stderr io.Writer) int {
 	if *minCross {
 		opts.Allocator = topology.AllocatorMinCrossZone
 	}
-	out, _, code := reconcileScenario("hints", sc, *upstream, opts, stderr)
+	res, _, code := reconcileScenario("hints", sc, *upstream, opts, stderr)
 	if code != exitOK {
 		return code
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		fmt.Fprintf(stderr, "fairslice hints: %v\n", err)
-		return exitFailure
+	text := func(w io.Writer) error {
+		b, err := json.Marshal(res)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
 	}
-	fmt.Fprintf(stdout, "%s\n", b)
+	if err := out.write(stdout, res, text); err != nil {
+		return failure(stderr, "hints", err)
+	}
 	return exitOK
 }

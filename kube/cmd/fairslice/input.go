@@ -30,7 +30,11 @@ type object struct {
 	Kind      string
 	Name      string
 	Namespace string
-	JSON      []byte // the object, with kind set
+	// Raw is the object as given (a YAML or JSON document), or as JSON
+	// with kind set for a list's item. Decode it with sigs.k8s.io/yaml
+	// into typed targets, which keeps YAML 1.1 look-alikes such as "n" or
+	// "on" strings where the field is a string.
+	Raw []byte
 }
 
 // String names the object and where it came from, as errors do.
@@ -102,8 +106,8 @@ func parseObjects(source string, data []byte) ([]object, error) {
 	return objs, errors.Join(errs...)
 }
 
-// splitDocs turns data into JSON documents: concatenated JSON values, or
-// YAML documents separated by "---" lines (comments and empty documents
+// splitDocs turns data into documents: concatenated JSON values, or YAML
+// documents separated by "---" lines (comments and empty documents
 // skipped).
 func splitDocs(data []byte) ([][]byte, error) {
 	trimmed := bytes.TrimSpace(data)
@@ -130,7 +134,7 @@ func splitDocs(data []byte) ([][]byte, error) {
 		if t := bytes.TrimSpace(j); len(t) == 0 || bytes.Equal(t, []byte("null")) {
 			continue
 		}
-		docs = append(docs, j)
+		docs = append(docs, y)
 	}
 	return docs, nil
 }
@@ -166,13 +170,13 @@ func expandObject(where string, doc []byte, itemKind string) ([]object, error) {
 			Namespace string `json:"namespace"`
 		} `json:"metadata"`
 	}
-	if err := json.Unmarshal(doc, &head); err != nil {
+	if err := yaml.Unmarshal(doc, &head); err != nil {
 		return nil, fmt.Errorf("%s: not a Kubernetes object: %v", where, err)
 	}
 	if head.Kind == "" && itemKind != "" {
 		head.Kind = itemKind
 		var m map[string]json.RawMessage
-		if err := json.Unmarshal(doc, &m); err != nil {
+		if err := yaml.Unmarshal(doc, &m); err != nil {
 			return nil, fmt.Errorf("%s: %v", where, err)
 		}
 		m["kind"] = json.RawMessage(strconv.Quote(itemKind))
@@ -195,7 +199,7 @@ func expandObject(where string, doc []byte, itemKind string) ([]object, error) {
 	if head.Kind == "" {
 		return nil, fmt.Errorf("%s: kind: missing", where)
 	}
-	return []object{{Source: where, Kind: head.Kind, Name: head.Metadata.Name, Namespace: head.Metadata.Namespace, JSON: doc}}, nil
+	return []object{{Source: where, Kind: head.Kind, Name: head.Metadata.Name, Namespace: head.Metadata.Namespace, Raw: doc}}, nil
 }
 
 // pickObjects keeps the objects of the given kinds and reports the others
@@ -224,7 +228,7 @@ func joinDocs(objs []object) []byte {
 		if i > 0 {
 			b.WriteString("---\n")
 		}
-		b.Write(objs[i].JSON)
+		b.Write(bytes.TrimRight(objs[i].Raw, "\n"))
 		b.WriteByte('\n')
 	}
 	return b.Bytes()

@@ -38,15 +38,17 @@ func TestReconcileErrors(t *testing.T) {
 		wantCode   int
 		wantStderr string
 	}{
-		{[]string{}, "", exitUsage, "want exactly one scenario file"},
+		{[]string{}, "", exitUsage, "missing scenario file"},
 		{[]string{"--max-endpoints-per-slice", "0", "x.yaml"}, "", exitUsage, "out of range 1..1000"},
 		{[]string{"--max-endpoints-per-slice", "1001", "x.yaml"}, "", exitUsage, "out of range 1..1000"},
 		{[]string{"--bogus", "x.yaml"}, "", exitUsage, "flag provided but not defined"},
 		{[]string{"testdata/does-not-exist.yaml"}, "", exitFailure, "no such file"},
 		{[]string{"-"}, "kind: Pod\nmetadata: {name: p}\n", exitFailure, "no Service document"},
-		{[]string{"-"}, "kind: Secret\n", exitFailure, `document 1: kind: "Secret" is not Service`},
+		{[]string{"-"}, "kind: Secret\n", exitFailure, `ignoring standard input: document 1 (Secret ""): reconcile uses only Service, Pod, Node, EndpointSlice`},
+		{[]string{"-"}, "", exitFailure, "standard input: no objects (the input is empty)"},
 		{[]string{"-"}, "kind: Service\nmetadata: {name: s}\nspec: {bogus: 1}\n", exitFailure, "bogus"},
-		{[]string{"-"}, "kind: Service\nmetadata: {name: s}\n---\nkind: Service\nmetadata: {name: t}\n", exitFailure, "a second Service"},
+		{[]string{"-"}, "kind: Service\nmetadata: {name: s}\n---\nkind: Service\nmetadata: {name: t}\n", exitUsage, "2 Services in the input"},
+		{[]string{"--service", "u", "-"}, "kind: Service\nmetadata: {name: s}\n---\nkind: Service\nmetadata: {name: t}\n", exitFailure, "no Service default/u in the input"},
 		{[]string{"--help"}, "", exitOK, "Usage:"},
 	}
 	for _, tt := range tests {
@@ -60,8 +62,8 @@ func TestReconcileErrors(t *testing.T) {
 }
 
 func TestReconcileReportsSkippedPods(t *testing.T) {
-	in := "kind: Service\nmetadata: {name: s, namespace: n, uid: u}\nspec: {ipFamilies: [IPv4], clusterIP: 10.0.0.1, ports: [{port: 80}]}\n" +
-		"---\nkind: Pod\nmetadata: {name: p, namespace: n}\nspec: {nodeName: gone}\nstatus: {phase: Running, podIP: 10.1.1.1}\n"
+	in := "kind: Service\nmetadata: {name: s, namespace: n, uid: u}\nspec: {selector: {app: a}, ipFamilies: [IPv4], clusterIP: 10.0.0.1, ports: [{port: 80}]}\n" +
+		"---\nkind: Pod\nmetadata: {name: p, namespace: n, labels: {app: a}}\nspec: {nodeName: gone}\nstatus: {phase: Running, podIP: 10.1.1.1}\n"
 	for _, args := range [][]string{{"-"}, {"--upstream", "-"}} {
 		if upstreamUnavailable(args) {
 			continue
