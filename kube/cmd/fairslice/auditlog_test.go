@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -46,5 +47,47 @@ func TestClassifyAuditLog(t *testing.T) {
 	reqs, _, _, err := readAuditLog(writeTemp(t, "audit.log", auditLines))
 	if err != nil || len(reqs) != 4 || reqs[0].Duration.Milliseconds() != 4 || !reqs[0].Complete || reqs[1].Request.User != "alice" {
 		t.Errorf("readAuditLog = %+v, %v; want 4 requests, the first taking 4ms, the second alice's", reqs, err)
+	}
+}
+
+// TestSimulateAuditLogNoisyFlow: 300 one-second lists from one user at the
+// same instant overflow global-default's queues at a server concurrency of
+// 20 (they time out after 15 s in the queues); a quiet user's request, in the
+// same level but another
+// flow, waits behind the seats in use but is not rejected.
+func TestSimulateAuditLogNoisyFlow(t *testing.T) {
+	var b strings.Builder
+	line := func(id, user, at, end string) {
+		b.WriteString(`{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"` + id + `","stage":"ResponseComplete","requestURI":"/api/v1/namespaces/default/configmaps","verb":"list","user":{"username":"` + user + `","groups":["system:authenticated"]},"requestReceivedTimestamp":"` + at + `","stageTimestamp":"` + end + `"}` + "\n")
+	}
+	for i := range 300 {
+		line(fmt.Sprint("n", i), "noisy", "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z")
+	}
+	line("q", "quiet", "2026-01-01T00:00:00.5Z", "2026-01-01T00:00:00.6Z")
+	stdin = strings.NewReader(b.String())
+	code, stdout, stderr := invoke("simulate", "--audit-log", "-", "--server-concurrency", "20", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("simulate --audit-log = %d; stderr %s", code, stderr)
+	}
+	var got replayResult
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("simulate --audit-log -o json: %v\n%s", err, stdout)
+	}
+	if got.Requests != 301 || len(got.Levels) != 1 || got.Levels[0].PriorityLevel != "global-default" || len(got.Flows) != 2 {
+		t.Fatalf("simulate --audit-log = %s; want 301 requests in global-default, two flows", stdout)
+	}
+	noisy, quiet := got.Flows[0], got.Flows[1]
+	if noisy.Distinguisher != "noisy" || noisy.Rejected+noisy.TimedOut == 0 || noisy.Dispatched == 0 {
+		t.Errorf("top flow = %+v; want noisy, partly rejected or timed out", noisy)
+	}
+	if quiet.Distinguisher != "quiet" || quiet.Dispatched != 1 || quiet.Rejected+quiet.TimedOut != 0 {
+		t.Errorf("second flow = %+v; want quiet, dispatched", quiet)
+	}
+	if l := got.Levels[0]; l.Requests != 301 || l.Rejected+l.TimedOut != noisy.Rejected+noisy.TimedOut || l.ConcurrencyLimit == nil {
+		t.Errorf("level = %+v; want the sum of the flows and a concurrency limit", l)
+	}
+	code, stdout, _ = invoke("simulate", "--audit-log", writeTemp(t, "a.log", b.String()), "--server-concurrency", "20")
+	if code != exitOK || !strings.Contains(stdout, "301 requests replayed") || !strings.Contains(stdout, "global-default/noisy") {
+		t.Errorf("simulate --audit-log (text) = %d:\n%s", code, stdout)
 	}
 }

@@ -153,7 +153,7 @@ func TestSimulateErrors(t *testing.T) {
 func TestSimulateHelp(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"-h"}} {
 		code, stdout, stderr := invokeSimulate("", args...)
-		if code != exitOK || stdout != "" || !strings.Contains(stderr, "fairslice simulate [--upstream] [--summary] SCENARIO.json") || !strings.Contains(stderr, "-upstream") {
+		if code != exitOK || stdout != "" || !strings.Contains(stderr, "fairslice simulate [--upstream] [--summary] [-o text|json|yaml] SCENARIO.json") || !strings.Contains(stderr, "-upstream") {
 			t.Errorf("simulate %q = %d, stdout %q, stderr %q; want 0 and usage on stderr", args, code, stdout, stderr)
 		}
 	}
