@@ -45,7 +45,8 @@ type auditRequest struct {
 
 // readAuditLog reads the requests of an audit log: events are grouped by
 // auditID (one request logs up to four stages), the user is the
-// impersonated one when there is one (APF runs after impersonation), and
+// impersonated one when any stage names one (APF runs after impersonation;
+// the RequestReceived stage is logged before it and never does), and
 // the request is its requestURI and verb, parsed as kube-apiserver parses
 // them. Lines that are not events, or whose request does not parse, are
 // counted in skipped and the first few reported in problems.
@@ -76,6 +77,11 @@ func readAuditLog(name string) (reqs []auditRequest, skipped int, problems []str
 		}
 		done := ev.Stage == "ResponseComplete" || ev.Stage == "Panic"
 		if i, ok := byID[ev.AuditID]; ok && ev.AuditID != "" {
+			// kube-apiserver logs RequestReceived before impersonation: a
+			// later stage names the impersonated user.
+			if ev.ImpersonatedUser != nil {
+				reqs[i].Request.User, reqs[i].Request.Groups = ev.ImpersonatedUser.Username, ev.ImpersonatedUser.Groups
+			}
 			if done {
 				reqs[i].Duration = ev.StageTimestamp.Sub(reqs[i].Arrival)
 				reqs[i].Complete = true

@@ -9,9 +9,11 @@ import (
 
 // auditLines are events as kube-apiserver's log backend writes them at
 // Metadata level (fields trimmed): a kubelet's get of its node in two
-// stages, an impersonated list, and a health probe.
+// stages, an impersonated list in two stages (only the second names the
+// impersonated user, as kube-apiserver logs them), and a health probe.
 const auditLines = `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"a1","stage":"RequestReceived","requestURI":"/api/v1/nodes/n1","verb":"get","user":{"username":"system:node:n1","groups":["system:nodes","system:authenticated"]},"objectRef":{"resource":"nodes","name":"n1","apiVersion":"v1"},"requestReceivedTimestamp":"2026-01-01T00:00:00.000000Z","stageTimestamp":"2026-01-01T00:00:00.000000Z"}
 {"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"a1","stage":"ResponseComplete","requestURI":"/api/v1/nodes/n1","verb":"get","user":{"username":"system:node:n1","groups":["system:nodes","system:authenticated"]},"objectRef":{"resource":"nodes","name":"n1","apiVersion":"v1"},"responseStatus":{"code":200},"requestReceivedTimestamp":"2026-01-01T00:00:00.000000Z","stageTimestamp":"2026-01-01T00:00:00.004000Z"}
+{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"a2","stage":"RequestReceived","requestURI":"/api/v1/namespaces/default/pods?limit=500","verb":"list","user":{"username":"admin","groups":["system:masters"]},"requestReceivedTimestamp":"2026-01-01T00:00:00.001000Z","stageTimestamp":"2026-01-01T00:00:00.001000Z"}
 {"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"a2","stage":"ResponseComplete","requestURI":"/api/v1/namespaces/default/pods?limit=500","verb":"list","user":{"username":"admin","groups":["system:masters"]},"impersonatedUser":{"username":"alice","groups":["system:authenticated"]},"requestReceivedTimestamp":"2026-01-01T00:00:00.001000Z","stageTimestamp":"2026-01-01T00:00:00.011000Z"}
 {"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"a3","stage":"ResponseComplete","requestURI":"/api/v1/nodes/n1","verb":"get","user":{"username":"system:node:n1","groups":["system:nodes","system:authenticated"]},"requestReceivedTimestamp":"2026-01-01T00:00:01Z","stageTimestamp":"2026-01-01T00:00:01.002Z"}
 {"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"a4","stage":"ResponseComplete","requestURI":"/livez","verb":"get","user":{"username":"system:anonymous","groups":["system:unauthenticated"]},"requestReceivedTimestamp":"2026-01-01T00:00:02Z","stageTimestamp":"2026-01-01T00:00:02.001Z"}
@@ -41,7 +43,7 @@ func TestClassifyAuditLog(t *testing.T) {
 			t.Errorf("flows[%d] = %+v, want %+v", i, got.Flows[i], want.Flows[i])
 		}
 	}
-	if !strings.Contains(stderr, "standard input: line 6: not an audit.k8s.io/v1 Event") {
+	if !strings.Contains(stderr, "standard input: line 7: not an audit.k8s.io/v1 Event") {
 		t.Errorf("stderr %q does not report the skipped line", stderr)
 	}
 	reqs, _, _, err := readAuditLog(writeTemp(t, "audit.log", auditLines))
