@@ -46,6 +46,8 @@ func TestReconcileErrors(t *testing.T) {
 		{[]string{"-"}, "kind: Pod\nmetadata: {name: p}\n", exitFailure, "no Service document"},
 		{[]string{"-"}, "kind: Secret\n", exitFailure, `ignoring standard input: document 1 (Secret ""): reconcile uses only Service, Pod, Node, EndpointSlice`},
 		{[]string{"-"}, "", exitFailure, "standard input: no objects (the input is empty)"},
+		{[]string{"-"}, "kind: Service\nmetadata: {name: s}\nspec: {selector: {a: b}}\n---\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: lots}}\n",
+			exitFailure, `standard input: document 2 (Node "n1"): status.allocatable.cpu: "lots" is not a quantity`},
 		{[]string{"-"}, "kind: Service\nmetadata: {name: s}\nspec: {bogus: 1}\n", exitFailure, "bogus"},
 		{[]string{"-"}, "kind: Service\nmetadata: {name: s}\n---\nkind: Service\nmetadata: {name: t}\n", exitUsage, "2 Services in the input"},
 		{[]string{"--service", "u", "-"}, "kind: Service\nmetadata: {name: s}\n---\nkind: Service\nmetadata: {name: t}\n", exitFailure, "no Service default/u in the input"},

@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // TestSelectionAsTheController: Pods in another namespace or not matched
@@ -64,5 +66,32 @@ func TestSelectorlessService(t *testing.T) {
 	stdin = strings.NewReader(in)
 	if code, _, stderr := invoke("hints", "-"); code != exitFailure || !strings.Contains(stderr, "has no selector") {
 		t.Errorf("hints - = %d, stderr %q; want 1 and the reason", code, stderr)
+	}
+}
+
+// TestTopologyReadsLists: the scenario as one kubectl List (JSON, items
+// with kind) gives the same hints as the YAML documents; before, the
+// topology commands refused List dumps.
+func TestTopologyReadsLists(t *testing.T) {
+	objs, err := readObjects("testdata/hints-eleven.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []string
+	for _, o := range objs {
+		j, err := yaml.YAMLToJSON(o.Raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, string(j))
+	}
+	list := `{"apiVersion": "v1", "kind": "List", "items": [` + strings.Join(items, ",") + `]}`
+	golden, err := os.ReadFile("testdata/hints-eleven.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin = strings.NewReader(list)
+	if code, stdout, stderr := invoke("hints", "-"); code != exitOK || stdout != string(golden) {
+		t.Errorf("hints - (a List) = %d, %q, want %q; stderr %s", code, stdout, golden, stderr)
 	}
 }
