@@ -159,3 +159,45 @@ spec: {type: Limited, limited: {nominalConcurrencyShares: 5, lendablePercent: 0,
 		t.Errorf("lint = %d, %q, stderr %q; want 0, \"no findings\"", code, stdout, stderr)
 	}
 }
+
+// TestEveryCommandTakesO: every command prints one JSON document with -o
+// json and one YAML document with -o yaml.
+func TestEveryCommandTakesO(t *testing.T) {
+	for _, args := range [][]string{
+		{"deal", "--hash", "1"},
+		{"odds", "--config", "64x8"},
+		{"simulate", "testdata/simulate-example.json"},
+		{"classify", "testdata/apf-requests.jsonl"},
+		{"explain", "--user", "u", "--verb", "get", "--path", "/healthz"},
+		{"validate", "testdata/apf-config.yaml"},
+		{"lint", "testdata/apf-config.yaml"},
+		{"limits", "--server-concurrency", "100"},
+		{"reconcile", "testdata/reconcile-basic.yaml"},
+		{"propagation", "--pods", "10", "--nodes", "2"},
+		{"hints", "testdata/hints-eleven.yaml"},
+		{"route", "--node", "node-a", "testdata/hints-eleven.yaml"},
+		{"diff", "testdata/apf-config.yaml", "testdata/apf-config.yaml"},
+	} {
+		seen := false
+		for _, c := range commands {
+			seen = seen || c.name == args[0]
+		}
+		if !seen {
+			t.Errorf("%s is not a command", args[0])
+		}
+		for _, format := range []string{"json", "yaml"} {
+			a := append(append([]string{}, args...), "-o", format)
+			code, stdout, stderr := invoke(a...)
+			var v any
+			var err error
+			if format == "json" {
+				err = json.Unmarshal([]byte(stdout), &v)
+			} else {
+				err = yaml.Unmarshal([]byte(stdout), &v)
+			}
+			if code == exitUsage || err != nil || v == nil {
+				t.Errorf("fairslice %q = %d, %v; stdout %q, stderr %q", a, code, err, stdout, stderr)
+			}
+		}
+	}
+}
