@@ -17,7 +17,17 @@ import (
 // concurrency among the priority levels.
 const BorrowingAdjustmentPeriod = 10 * time.Second
 
-// ErrClosed is returned by Wait after Close, and to requests still waiting
+// ManualAdjustment, as Options.AdjustPeriod, turns the controller's own
+// periodic borrowing adjustment off; the caller calls AdjustBorrowing.
+const ManualAdjustment time.Duration = -1
+
+// StarvationAdjustInterval is the shortest time between two adjustments
+// that Options.AdjustOnStarvation triggers, so that a level that cannot get
+// seats (the server is saturated) does not cause one per request.
+const StarvationAdjustInterval = time.Second
+
+// ErrClosed is matched (errors.Is) by the *ClosedError that Wait returns
+// after Close or once Shutdown has begun, and to requests still waiting
 // when Close is called.
 var ErrClosed = errors.New("apf: controller closed")
 
@@ -31,14 +41,33 @@ type Options struct {
 	Clock fairqueue.Clock
 	// Observer receives metrics events; nil ignores them.
 	Observer Observer
-	// AdjustPeriod, if positive, makes the controller run the borrowing
-	// adjustment itself every AdjustPeriod (BorrowingAdjustmentPeriod is
-	// upstream's) on a ticker it owns until Close. With 0 the caller calls
-	// AdjustBorrowing.
+	// AdjustPeriod is how often the controller runs the borrowing
+	// adjustment itself, on a timer of its Clock, until Close. Zero means
+	// BorrowingAdjustmentPeriod (10 s), as upstream's controller does: a
+	// level whose limit is 0 seats (at a small ServerConcurrencyLimit,
+	// global-default starts so) gets seats at the next adjustment after
+	// demand appears, so a request waits at most one period. ManualAdjustment
+	// (any negative value) opts out: the caller then runs AdjustBorrowing on
+	// its own schedule, and a level left at 0 seats serves nothing until it
+	// does.
 	AdjustPeriod time.Duration
+	// AdjustOnStarvation, beyond upstream, runs a borrowing adjustment at
+	// once when a request starts waiting at a non-exempt level whose limit
+	// is 0 seats, instead of leaving it to wait for the next period (at most
+	// one such adjustment per StarvationAdjustInterval). It applies with any
+	// AdjustPeriod; StandaloneOptions turns it on.
+	AdjustOnStarvation bool
 	// Borrowing selects deliberate departures from upstream's borrowing
 	// (flowschema.BorrowingOptions); the zero value is upstream's.
 	Borrowing flowschema.BorrowingOptions
+	// Lenient makes New and Reconfigure take a configuration as upstream's
+	// APF controller alone does: objects that flowschema.Validate refuses
+	// are used as far as they go (a broken level is ignored and its
+	// FlowSchemas skipped), and the mandatory objects the configuration
+	// lacks are added only after references are resolved, so a FlowSchema
+	// naming a missing exempt level is skipped. For differential testing
+	// against that controller; the zero value is strict (see New).
+	Lenient bool
 	// QueueSet carries the fairqueue options every priority level's queue
 	// set gets (the Fix… switches, ServiceDuration); its Name, Queues,
 	// HandSize, QueueLengthLimit and ConcurrencyLimit are ignored.
@@ -124,17 +153,25 @@ type Controller struct {
 	borrow   flowschema.BorrowingOptions
 	retry    *RetryAfter
 
-	mu      sync.Mutex // configuration, adjustment and reaping
-	levels  map[string]*level
-	objects *flowschema.Config
-	snap    atomic.Pointer[snapshot]
+	mu       sync.Mutex // configuration, adjustment and reaping
+	levels   map[string]*level
+	objects  *flowschema.Config
+	findings []flowschema.Finding
+	lenient  bool
+	snap     atomic.Pointer[snapshot]
 
 	closed    atomic.Bool
+	draining  atomic.Bool // Shutdown has begun
 	closing   chan struct{}
 	tickets   sync.Pool // of *ticket
 	closeOnce sync.Once
-	tickStop  chan struct{}
-	tickDone  chan struct{}
+
+	period      time.Duration // of the own adjustment; 0: manual
+	starvation  bool          // Options.AdjustOnStarvation
+	lastStarved time.Time     // guarded by mu
+	adjMu       sync.Mutex    // adjTimer and its arming against Close
+	adjTimer    fairqueue.Timer
+	adjRunning  sync.WaitGroup // periodic adjustments running
 }
 
 // snapshot is an immutable view of the configuration for the request path.
@@ -145,16 +182,23 @@ type snapshot struct {
 }
 
 // New returns a controller for objects (nil: upstream's bootstrap
-// configuration, flowschema.DefaultConfig). Objects are compiled as
-// flowschema.Compile does (defaults, mandatory objects added); New fails
-// only on what Compile rejects and on invalid options.
+// configuration, flowschema.DefaultConfig).
+//
+// The configuration is taken as a cluster's API server would have it: New
+// refuses what flowschema.Validate refuses (the API server never stores
+// such objects), returning every field error at once (an
+// flowschema.ErrorList, reachable with errors.As), and adds the mandatory
+// objects the configuration lacks before resolving references, as they
+// always exist in a cluster (flowschema.WithMandatory), so a FlowSchema
+// naming the exempt level works without the level in the file. What
+// upstream accepts but ignores (a dangling FlowSchema, a level no
+// FlowSchema reaches, a shadowed FlowSchema) is reported by Findings.
+// Options.Lenient takes the configuration as upstream's controller alone
+// does instead. New also fails on invalid options.
 func New(objects *flowschema.Config, opts Options) (*Controller, error) {
 	var errs []error
 	if opts.ServerConcurrencyLimit <= 0 {
 		errs = append(errs, fmt.Errorf("apf: Options.ServerConcurrencyLimit=%d must be positive", opts.ServerConcurrencyLimit))
-	}
-	if opts.AdjustPeriod < 0 {
-		errs = append(errs, fmt.Errorf("apf: Options.AdjustPeriod=%v must not be negative", opts.AdjustPeriod))
 	}
 	if opts.QueueSet.ServiceDuration < 0 {
 		errs = append(errs, fmt.Errorf("apf: Options.QueueSet.ServiceDuration=%v must not be negative", opts.QueueSet.ServiceDuration))
@@ -167,7 +211,7 @@ func New(objects *flowschema.Config, opts Options) (*Controller, error) {
 	}
 	c := &Controller{
 		clock: opts.Clock, obs: opts.Observer, serverCL: opts.ServerConcurrencyLimit,
-		base: opts.QueueSet, borrow: opts.Borrowing, retry: NewRetryAfter(),
+		base: opts.QueueSet, borrow: opts.Borrowing, retry: NewRetryAfter(), lenient: opts.Lenient,
 		levels: map[string]*level{}, closing: make(chan struct{}),
 	}
 	if c.clock == nil {
@@ -181,43 +225,104 @@ func New(objects *flowschema.Config, opts Options) (*Controller, error) {
 	if err := c.Reconfigure(objects); err != nil {
 		return nil, err
 	}
-	if opts.AdjustPeriod > 0 {
-		c.tickStop, c.tickDone = make(chan struct{}), make(chan struct{})
-		go c.tick(opts.AdjustPeriod)
+	switch {
+	case opts.AdjustPeriod == 0:
+		c.period = BorrowingAdjustmentPeriod
+	case opts.AdjustPeriod > 0:
+		c.period = opts.AdjustPeriod
+	}
+	c.starvation = opts.AdjustOnStarvation
+	if c.period > 0 {
+		c.scheduleAdjust()
 	}
 	return c, nil
 }
 
-func (c *Controller) tick(period time.Duration) {
-	defer close(c.tickDone)
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			c.AdjustBorrowing(c.clock.Now())
-		case <-c.tickStop:
-			return
-		}
+// scheduleAdjust arms the timer of the next periodic adjustment.
+func (c *Controller) scheduleAdjust() {
+	c.adjMu.Lock()
+	defer c.adjMu.Unlock()
+	if c.closed.Load() {
+		return
 	}
+	c.adjTimer = c.clock.AfterFunc(c.period, c.periodicAdjust)
+}
+
+// periodicAdjust is the timer's function: one adjustment, then the next
+// timer. Close waits for one that has started.
+func (c *Controller) periodicAdjust() {
+	c.adjMu.Lock()
+	if c.closed.Load() {
+		c.adjMu.Unlock()
+		return
+	}
+	c.adjRunning.Add(1)
+	c.adjMu.Unlock()
+	defer c.adjRunning.Done()
+	c.AdjustBorrowing(c.clock.Now())
+	c.scheduleAdjust()
+}
+
+// starved runs the adjustment of Options.AdjustOnStarvation for a request
+// that has started waiting at a level with no seats.
+func (c *Controller) starved() {
+	now := c.clock.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed.Load() || (!c.lastStarved.IsZero() && now.Sub(c.lastStarved) < StarvationAdjustInterval) {
+		return
+	}
+	c.lastStarved = now
+	c.adjustLocked(now)
 }
 
 // Reconfigure replaces the FlowSchemas and priority levels (nil: the
-// bootstrap configuration). Priority levels that stay keep their queues
-// and requests; new ones start empty; removed ones quiesce. It recomputes
-// every level's limits and runs a borrowing adjustment, as upstream does
-// on every configuration change. On error nothing changes.
+// bootstrap configuration), checked and completed as New does. Priority
+// levels that stay keep their queues and requests; new ones start empty;
+// removed ones quiesce. It recomputes every level's limits and runs a
+// borrowing adjustment, as upstream does on every configuration change. On
+// error (a configuration New would refuse) nothing changes: the previous
+// configuration stays in force.
 func (c *Controller) Reconfigure(objects *flowschema.Config) error {
+	_, err := c.Apply(objects)
+	return err
+}
+
+// Apply is Reconfigure returning the findings of the new configuration
+// (see Findings) for the caller to log.
+func (c *Controller) Apply(objects *flowschema.Config) ([]flowschema.Finding, error) {
 	if objects == nil {
 		objects = flowschema.DefaultConfig()
 	}
+	if !c.lenient {
+		if err := flowschema.Validate(objects); err != nil {
+			return nil, fmt.Errorf("apf: configuration refused: %w", err)
+		}
+		objects = flowschema.WithMandatory(objects)
+	}
 	cls, err := flowschema.Compile(objects)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	findings := cls.Lint()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.digestLocked(c.clock.Now(), cls, objects.DeepCopy())
+	if err := c.digestLocked(c.clock.Now(), cls, objects.DeepCopy()); err != nil {
+		return nil, err
+	}
+	c.findings = findings
+	return slices.Clone(findings), nil
+}
+
+// Findings returns what flowschema's Lint finds in the configuration in
+// force: FlowSchemas upstream skips (dangling) or can never select
+// (shadowed, never-matches), and priority levels it ignores or no
+// FlowSchema reaches. None stops the configuration from being used, as
+// none stops upstream; they are mistakes worth logging.
+func (c *Controller) Findings() []flowschema.Finding {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.findings)
 }
 
 func (c *Controller) digestLocked(now time.Time, cls *flowschema.Classifier, objects *flowschema.Config) error {
@@ -300,7 +405,8 @@ func (c *Controller) sortedLevels() []*level {
 // AdjustBorrowing runs the periodic borrowing adjustment at now: every
 // level's seat demand over the period is summarized and smoothed, and the
 // server's concurrency is re-divided as upstream does every 10 seconds.
-// Call it every BorrowingAdjustmentPeriod, or set Options.AdjustPeriod.
+// The controller calls it itself every Options.AdjustPeriod unless that is
+// ManualAdjustment; it may also be called at any other time.
 func (c *Controller) AdjustBorrowing(now time.Time) {
 	if c.closed.Load() {
 		return
@@ -414,14 +520,16 @@ func (c *Controller) recycle(t *ticket) {
 // if the request is rejected on arrival (queue-full, concurrency-limit) or
 // its context ends while it waits (time-out; ctx's deadline is the wait
 // limit: the middleware applies upstream's, see
-// fairqueue.UpstreamWaitLimit), or ErrClosed after Close. A request whose context
+// fairqueue.UpstreamWaitLimit), or a *ClosedError (matching ErrClosed)
+// after Close or once Shutdown has begun. A request whose context
 // has already ended is rejected with time-out without entering a queue.
 // If ctx ends just as the request is dispatched, the Ticket is returned.
 func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (Ticket, error) {
-	if c.closed.Load() {
-		return Ticket{}, ErrClosed
-	}
 	fr := req.classifierRequest()
+	if c.closed.Load() || c.draining.Load() {
+		s := c.snap.Load()
+		return Ticket{}, c.closedError(s.classification(s.cls.Classify(&fr)))
+	}
 	t := c.newTicket()
 	for {
 		s := c.snap.Load()
@@ -466,7 +574,11 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (Tic
 		// Only a waiting request needs a channel to be woken by; its
 		// dispatch needs lv.mu, so it cannot happen before this.
 		t.ready = make(chan struct{})
+		starved := c.starvation && !lv.exempt && lv.qcfg.ConcurrencyLimit == 0
 		lv.mu.Unlock()
+		if starved {
+			c.starved()
+		}
 		break
 	}
 	var err error
@@ -496,8 +608,9 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (Tic
 		c.maybeReap(lv)
 	}
 	if err == ErrClosed {
+		e := c.closedError(t.cl)
 		c.recycle(t)
-		return Ticket{}, ErrClosed
+		return Ticket{}, e
 	}
 	return Ticket{}, c.rejected(t, fairqueue.ReasonTimeOut, err)
 }
@@ -579,17 +692,19 @@ func (c *Controller) maybeReap(lv *level) {
 	c.adjustLocked(c.clock.Now())
 }
 
-// Close stops the adjustment ticker, ends every waiting request with
+// Close stops the periodic adjustment, ends every waiting request with
 // ErrClosed, releases final seats at once and makes Wait fail with
 // ErrClosed. Executing requests can still Finish. Close is idempotent.
 func (c *Controller) Close() {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
 		close(c.closing)
-		if c.tickStop != nil {
-			close(c.tickStop)
-			<-c.tickDone
+		c.adjMu.Lock()
+		if c.adjTimer != nil {
+			c.adjTimer.Stop()
 		}
+		c.adjMu.Unlock()
+		c.adjRunning.Wait() // one that is running ends without re-arming
 		c.mu.Lock()
 		levels := c.sortedLevels()
 		c.mu.Unlock()

@@ -152,7 +152,7 @@ func TestWaitQueueFullAndDispatch(t *testing.T) {
 		tk.Finish()
 	}
 	for range 3 {
-		r := <-results
+		r := recv(t, results, "result")
 		if r.err != nil {
 			t.Fatalf("queued request: %v", r.err)
 		}
@@ -161,7 +161,7 @@ func TestWaitQueueFullAndDispatch(t *testing.T) {
 		}
 		r.t.Finish()
 	}
-	r := <-results
+	r := recv(t, results, "result")
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -267,8 +267,8 @@ func TestFinalSeatsReleasedByTimer(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	_, err := New(nil, Options{ServerConcurrencyLimit: 0, AdjustPeriod: -1})
-	if err == nil || !strings.Contains(err.Error(), "ServerConcurrencyLimit=0") || !strings.Contains(err.Error(), "AdjustPeriod=-1ns") {
+	_, err := New(nil, Options{ServerConcurrencyLimit: 0, QueueSet: fairqueue.Config{ServiceDuration: -1}})
+	if err == nil || !strings.Contains(err.Error(), "ServerConcurrencyLimit=0") || !strings.Contains(err.Error(), "ServiceDuration=-1ns") {
 		t.Errorf("New(bad options) error = %v", err)
 	}
 }

@@ -11,9 +11,14 @@
 // server concurrency limit in seats. Each priority level has one fair
 // queue set (package fairqueue) whose concurrency limit comes from the
 // level's share of the server (flowschema.ComputeLimits) and from the
-// periodic borrowing adjustment (flowschema.Borrow), which AdjustBorrowing
-// runs at an explicit time and Options.AdjustPeriod runs on a ticker the
-// controller owns until Close.
+// periodic borrowing adjustment (flowschema.Borrow), which the controller
+// runs every 10 s on its Clock until Close, as upstream does
+// (Options.AdjustPeriod; ManualAdjustment leaves it to the caller's
+// AdjustBorrowing). The adjustment is what gives seats to a level that has
+// none: at a small server concurrency a level that may lend all its seats
+// starts at 0 and serves nothing until an adjustment sees its demand, so a
+// request waits up to one period there (Options.AdjustOnStarvation, in
+// StandaloneOptions, adjusts at once instead).
 //
 // A request's path: its attributes (RequestInfo; ParseRequestInfo reads
 // Kubernetes API paths) and user are classified to a FlowSchema, a level
@@ -60,6 +65,18 @@
 //
 // # Deliberate differences
 //
+//   - A configuration is taken as a cluster holds it, not as upstream's
+//     controller alone would digest it: New and Reconfigure refuse what
+//     the API server's validation refuses, and add the mandatory objects
+//     a configuration lacks before resolving references (in a cluster the
+//     API server has created them), so a FlowSchema naming the exempt
+//     level works without the level. Options.Lenient restores the
+//     controller-alone behaviour; kube/compare/apf uses it, so that both
+//     sides see the same objects.
+//   - Refusals after Shutdown begins, or after Close, are upstream's
+//     shutting-down answer (429, Retry-After 5) with the PF headers.
+//   - Beyond upstream and off by default: Options.AdjustOnStarvation and
+//     the fixes StandaloneOptions turns on.
 //   - Configuration files carry no UIDs, so the response headers carry a
 //     UID derived from the object's kind and name (stable across servers).
 //   - A request whose context has already ended is rejected (time-out)

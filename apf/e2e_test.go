@@ -102,7 +102,11 @@ func serve(t *testing.T, h http.Handler) (string, func()) {
 		if err := srv.Shutdown(ctx); err != nil {
 			t.Errorf("server shutdown: %v", err)
 		}
-		<-done
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("server did not stop within 10s")
+		}
 	}
 }
 

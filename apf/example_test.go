@@ -91,3 +91,53 @@ spec:
 	// exempt,            0,            true,   false,       0,               0,                 0,                  0,                0,                0
 	// tenants,           0,            true,   false,       0,               0,                 1,                  0,                0,                0
 }
+
+// A server that clients reach directly refuses reserved identities, so no
+// client makes itself exempt with a header.
+func ExampleRefuseReservedIdentities() {
+	c, _ := apf.New(nil, apf.StandaloneOptions(600))
+	defer c.Close()
+	h, _ := c.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t, _ := apf.TicketFromContext(r.Context())
+		fmt.Fprintln(w, "served at", t.Classification().PriorityLevel)
+	}), apf.HandlerOptions{User: apf.RequestHeaderUser})
+	h = apf.RefuseReservedIdentities(h)
+	for _, group := range []string{"developers", "system:masters"} {
+		req := httptest.NewRequest("GET", "/api/v1/namespaces/a/pods", nil)
+		req.Header.Set("X-Remote-User", "mallory")
+		req.Header.Set("X-Remote-Group", group)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		fmt.Print(group, ": ", rec.Code, " ", rec.Body.String())
+	}
+	// Output:
+	// developers: 200 served at global-default
+	// system:masters: 403 forbidden: identity "system:masters" is reserved for the system
+}
+
+// A configuration the API server would refuse is refused with every bad
+// field; one it would accept with mistakes is used, and the mistakes come
+// back as findings.
+func ExampleController_Findings() {
+	_, err := apf.New(&flowschema.Config{PriorityLevels: []flowschema.PriorityLevelConfiguration{{
+		ObjectMeta: flowschema.ObjectMeta{Name: "broken"},
+		Spec: flowschema.PriorityLevelConfigurationSpec{Type: flowschema.PriorityLevelTypeLimited,
+			Limited: &flowschema.LimitedPriorityLevelConfiguration{LimitResponse: flowschema.LimitResponse{
+				Type: flowschema.LimitResponseQueue, Queuing: &flowschema.QueuingConfiguration{Queues: -1, HandSize: 1, QueueLengthLimit: 5}}}},
+	}}}, apf.Options{ServerConcurrencyLimit: 600})
+	var list flowschema.ErrorList
+	fmt.Println("refused:", errors.As(err, &list), list.Fields())
+
+	cfg := flowschema.DefaultConfig()
+	cfg.FlowSchemas[len(cfg.FlowSchemas)-1].Spec.PriorityLevelConfiguration.Name = "global-defualt"
+	c, _ := apf.New(cfg, apf.Options{ServerConcurrencyLimit: 600})
+	defer c.Close()
+	for _, f := range c.Findings() {
+		if f.Kind == flowschema.FindingDangling {
+			fmt.Println(f)
+		}
+	}
+	// Output:
+	// refused: true [spec.limited.limitResponse.queuing.queues spec.limited.limitResponse.queuing.handSize]
+	// dangling FlowSchema global-default: references priority level "global-defualt", which does not exist; the FlowSchema is skipped
+}

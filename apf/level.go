@@ -108,7 +108,9 @@ func queueConfig(pl *flowschema.PriorityLevelConfiguration, limit int, base fair
 		cfg.Queues = fairqueue.ExemptQueues
 	case pl.Spec.Limited != nil && pl.Spec.Limited.LimitResponse.Queuing != nil:
 		q := pl.Spec.Limited.LimitResponse.Queuing
-		cfg.Queues, cfg.HandSize, cfg.QueueLengthLimit = int(q.Queues), int(q.HandSize), int(q.QueueLengthLimit)
+		// Queues <= 0 (possible only with Options.Lenient) means no
+		// queuing, as upstream's queue set takes it; never exempt.
+		cfg.Queues, cfg.HandSize, cfg.QueueLengthLimit = max(0, int(q.Queues)), int(q.HandSize), int(q.QueueLengthLimit)
 	default:
 		cfg.Queues = 0
 	}

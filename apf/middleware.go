@@ -43,8 +43,11 @@ type HandlerOptions struct {
 // again later." with a Retry-After header if rejected. Responses carry the
 // X-Kubernetes-PF-FlowSchema-UID and X-Kubernetes-PF-PriorityLevel-UID
 // headers. A request waits at most its wait limit; a client that goes away
-// while waiting (its request context ends) leaves its queue at once. After
-// Close requests get 503.
+// while waiting (its request context ends) leaves its queue at once. Once
+// Shutdown has begun, or after Close, requests get 429 "The apiserver is
+// shutting down, please try again later." with Retry-After 5, the PF
+// headers and Connection: close, as upstream's API server answers while it
+// shuts down.
 func (c *Controller) Handler(next http.Handler, opts HandlerOptions) (http.Handler, error) {
 	if opts.User == nil {
 		return nil, errors.New("apf: HandlerOptions.User is required")
@@ -111,7 +114,10 @@ func SignalWatchInitialized(ctx context.Context) {
 	}
 }
 
-const tooManyRequests = "Too many requests, please try again later."
+const (
+	tooManyRequests = "Too many requests, please try again later."
+	shuttingDown    = "The apiserver is shutting down, please try again later."
+)
 
 func setUIDHeaders(w http.ResponseWriter, cl *Classification) {
 	w.Header().Set(HeaderPriorityLevelUID, cl.PriorityLevelUID)
@@ -146,13 +152,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cancel()
 	if err != nil {
 		var rej *RejectedError
+		var closed *ClosedError
 		switch {
 		case errors.As(err, &rej):
 			setUIDHeaders(w, &rej.Classification)
 			w.Header().Set("Retry-After", strconv.FormatInt(rej.RetryAfter, 10))
 			http.Error(w, tooManyRequests, http.StatusTooManyRequests)
-		case errors.Is(err, ErrClosed):
-			http.Error(w, "server is shutting down", http.StatusServiceUnavailable)
+		case errors.As(err, &closed):
+			// As upstream's API server answers while it shuts down.
+			setUIDHeaders(w, &closed.Classification)
+			w.Header().Set("Retry-After", strconv.FormatInt(closed.RetryAfter, 10))
+			w.Header().Set("Connection", "close")
+			http.Error(w, shuttingDown, http.StatusTooManyRequests)
 		default:
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}

@@ -63,8 +63,8 @@ func TestHandler429AndHeaders(t *testing.T) {
 			codes <- get(t, h, "/api/v1/namespaces/a/pods/p", "stranger").Code
 		}()
 	}
-	<-b.entered
-	<-b.entered
+	recv(t, b.entered, "handler entered")
+	recv(t, b.entered, "handler entered")
 	rec := get(t, h, "/api/v1/namespaces/a/pods/p", "stranger")
 	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "1" ||
 		!strings.Contains(rec.Body.String(), "Too many requests, please try again later.") {
@@ -76,11 +76,11 @@ func TestHandler429AndHeaders(t *testing.T) {
 	}
 	// Long-running requests bypass APF even when its level is full.
 	go func() { codes <- get(t, h, "/api/v1/namespaces/a/pods/p/exec", "stranger").Code }()
-	<-b.entered
+	recv(t, b.entered, "handler entered")
 	close(b.release)
 	wg.Wait()
 	for range 3 {
-		if code := <-codes; code != http.StatusOK {
+		if code := recv(t, codes, "response"); code != http.StatusOK {
 			t.Errorf("admitted request answered %d", code)
 		}
 	}
@@ -97,7 +97,7 @@ func TestHandlerWatchReleasesSeatsAtInit(t *testing.T) {
 	h, _ := c.Handler(b, HandlerOptions{User: RequestHeaderUser, Watches: wt})
 	done := make(chan int, 1)
 	go func() { done <- get(t, h, "/api/v1/namespaces/a/pods?watch=1", "w", "tenants").Code }()
-	<-b.entered
+	recv(t, b.entered, "handler entered")
 	lv := c.Dump()[levelIndex(c, "work")].QueueSet
 	if lv.Executing != 0 || lv.SeatsInUse != 0 {
 		t.Errorf("initialized watch still holds seats: executing %d, seats %d", lv.Executing, lv.SeatsInUse)
@@ -107,7 +107,7 @@ func TestHandlerWatchReleasesSeatsAtInit(t *testing.T) {
 		t.Errorf("watches registered while the watch runs = %d, want 1", n)
 	}
 	close(b.release)
-	if code := <-done; code != http.StatusOK {
+	if code := recv(t, done, "response"); code != http.StatusOK {
 		t.Errorf("watch answered %d", code)
 	}
 	if n := wt.InterestedWatchCount(&ri); n != 0 {
@@ -126,8 +126,10 @@ func TestHandlerErrors(t *testing.T) {
 	}
 	h, _ = c.Handler(http.NotFoundHandler(), HandlerOptions{User: RequestHeaderUser})
 	c.Close()
-	if rec := get(t, h, "/api/v1/pods", "x", "tenants"); rec.Code != http.StatusServiceUnavailable {
-		t.Errorf("request after Close: %d, want 503", rec.Code)
+	rec := get(t, h, "/api/v1/pods", "x", "tenants")
+	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "5" ||
+		rec.Header().Get("X-Kubernetes-PF-PriorityLevel-UID") == "" || rec.Header().Get("X-Kubernetes-PF-FlowSchema-UID") == "" {
+		t.Errorf("request after Close: %d %v, want 429 with Retry-After 5 and the PF headers", rec.Code, rec.Header())
 	}
 }
 

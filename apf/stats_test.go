@@ -82,7 +82,7 @@ func TestObserverExtensions(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	a.Finish()
-	if err := <-done; err != nil {
+	if err := recv(t, done, "Wait"); err != nil {
 		t.Fatal(err)
 	}
 	// a was dispatched at R = 0 from an idle queue set; b after a's finish.

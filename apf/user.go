@@ -1,6 +1,7 @@
 package apf
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 )
@@ -31,8 +32,12 @@ const (
 // "system:authenticated", as the Kubernetes authenticator adds it, so that
 // the default FlowSchemas match.
 //
-// Use it only behind a proxy that strips these headers from client
-// requests: it trusts them.
+// It authenticates nobody: it believes whatever the client sends, so any
+// client can claim to be anyone, including system:masters, whom the
+// bootstrap configuration exempts from every limit. Use it only behind an
+// authenticating proxy that removes these headers from client requests
+// and sets them itself (Kubernetes' front-proxy); otherwise wrap the
+// handler in RefuseReservedIdentities.
 func RequestHeaderUser(r *http.Request) (User, bool) {
 	name := strings.TrimSpace(r.Header.Get(HeaderRemoteUser))
 	if name == "" {
@@ -74,4 +79,44 @@ func DefaultLongRunning(_ *http.Request, ri *RequestInfo) bool {
 		return false
 	}
 	return strings.HasPrefix(ri.Path, "/debug/pprof/")
+}
+
+// ReservedPrefix starts the user and group names Kubernetes reserves for
+// the system (system:masters, system:anonymous, system:serviceaccount:…).
+const ReservedPrefix = "system:"
+
+// IsReserved reports whether a user or group name is reserved for the
+// system (starts with ReservedPrefix).
+func IsReserved(name string) bool {
+	return strings.HasPrefix(strings.TrimSpace(name), ReservedPrefix)
+}
+
+// RefuseReservedIdentities returns a handler that answers 403 Forbidden to
+// any request whose X-Remote-User or X-Remote-Group headers name a
+// reserved identity (IsReserved: system:masters, system:authenticated, a
+// service account…), and passes the rest to next. Put it in front of a
+// Handler that reads identities with RequestHeaderUser when clients can
+// reach the server directly, so that no client makes itself exempt or
+// another system identity by a header; RequestHeaderUser still adds
+// system:authenticated and system:anonymous itself. Behind an
+// authenticating proxy that sets these headers, do not use it.
+func RefuseReservedIdentities(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if name, ok := reservedHeader(r.Header); ok {
+			http.Error(w, fmt.Sprintf("forbidden: identity %q is reserved for the system", name), http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func reservedHeader(h http.Header) (string, bool) {
+	for _, key := range []string{HeaderRemoteUser, HeaderRemoteGroup} {
+		for _, v := range h.Values(key) {
+			if IsReserved(v) {
+				return v, true
+			}
+		}
+	}
+	return "", false
 }

@@ -34,3 +34,15 @@ func levelIndex(c *Controller, name string) int {
 }
 
 func regexpLine(s, re string) bool { return regexp.MustCompile(`(?m)^` + re).MatchString(s) }
+
+// recv receives from ch, failing the test after 10 s.
+func recv[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: nothing received within 10s", what)
+		panic("unreachable")
+	}
+}

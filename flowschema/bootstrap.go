@@ -1,5 +1,7 @@
 package flowschema
 
+import "slices"
+
 // The bootstrap configuration of k8s.io/apiserver v0.37.2
 // (pkg/apis/flowcontrol/bootstrap/default.go): the mandatory objects the API
 // server always keeps, and the suggested ones it creates. Every function
@@ -188,4 +190,28 @@ func group(name string) Subject {
 func user(name string) Subject { return Subject{Kind: SubjectKindUser, User: &UserSubject{Name: name}} }
 func serviceAccount(namespace, name string) Subject {
 	return Subject{Kind: SubjectKindServiceAccount, ServiceAccount: &ServiceAccountSubject{Namespace: namespace, Name: name}}
+}
+
+// WithMandatory returns a copy of cfg with the mandatory objects it lacks
+// (by name) added, as the API server creates them in a cluster: a
+// configuration file that omits the exempt level still has it, so a
+// FlowSchema naming it is not dangling. Objects cfg has are kept as they
+// are. Compile alone behaves as upstream's controller given only cfg,
+// which checks references before adding the missing mandatory levels.
+func WithMandatory(cfg *Config) *Config {
+	out := &Config{}
+	if cfg != nil {
+		out = cfg.DeepCopy()
+	}
+	for _, pl := range MandatoryPriorityLevels() {
+		if !slices.ContainsFunc(out.PriorityLevels, func(p PriorityLevelConfiguration) bool { return p.Name == pl.Name }) {
+			out.PriorityLevels = append(out.PriorityLevels, pl)
+		}
+	}
+	for _, fs := range MandatoryFlowSchemas() {
+		if !slices.ContainsFunc(out.FlowSchemas, func(f FlowSchema) bool { return f.Name == fs.Name }) {
+			out.FlowSchemas = append(out.FlowSchemas, fs)
+		}
+	}
+	return out
 }

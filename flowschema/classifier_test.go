@@ -168,3 +168,38 @@ func TestClassifyAlmostWildcardRules(t *testing.T) {
 		}
 	}
 }
+
+// Two FlowSchemas of equal precedence that match the same requests: the
+// one whose name sorts first wins, as upstream orders them, whatever the
+// order of the configuration.
+func TestPrecedenceTieByName(t *testing.T) {
+	fs := func(name, level string) FlowSchema {
+		return FlowSchema{ObjectMeta: ObjectMeta{Name: name}, Spec: FlowSchemaSpec{
+			PriorityLevelConfiguration: PriorityLevelConfigurationReference{Name: level},
+			MatchingPrecedence:         500,
+			Rules: []PolicyRulesWithSubjects{{
+				Subjects:      []Subject{{Kind: SubjectKindGroup, Group: &GroupSubject{Name: "dev"}}},
+				ResourceRules: []ResourcePolicyRule{{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}, Namespaces: []string{"*"}, ClusterScope: true}},
+			}},
+		}}
+	}
+	levels := []PriorityLevelConfiguration{SuggestedPriorityLevels()[0], SuggestedPriorityLevels()[1]}
+	req := &Request{User: "u", Groups: []string{"dev"}, Verb: "get", Resource: "pods", Namespace: "ns", ResourceRequest: true}
+	for _, order := range [][2]string{{"alpha", "beta"}, {"beta", "alpha"}} {
+		cfg := &Config{PriorityLevels: levels}
+		for _, name := range order {
+			level := levels[0].Name
+			if name == "beta" {
+				level = levels[1].Name
+			}
+			cfg.FlowSchemas = append(cfg.FlowSchemas, fs(name, level))
+		}
+		c, err := Compile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := c.Classify(req); d.FlowSchema != "alpha" || d.PriorityLevel != levels[0].Name {
+			t.Errorf("Classify with FlowSchemas in order %v = %s/%s, want alpha/%s", order, d.FlowSchema, d.PriorityLevel, levels[0].Name)
+		}
+	}
+}

@@ -108,12 +108,16 @@ func ComputeLimits(serverConcurrency int, levels []PriorityLevelConfiguration) (
 // MaxSeats is the per-request seat cap of a queuing level with the given
 // nominal limit and hand size: max(1, min(ceil(0.15 · nominal),
 // nominal / handSize)), the division truncating as upstream's int32
-// arithmetic does. A hand size of 0 or less counts as 1.
+// arithmetic does. A hand size of 0 or less counts as 1; one beyond int32
+// (which the API cannot hold) divides to 0. It never panics.
 func MaxSeats(nominalCL, handSize int) int {
 	if handSize <= 0 {
 		handSize = 1
 	}
-	return int(math.Max(1, math.Min(math.Ceil(float64(nominalCL)*MaxSeatsFraction), float64(int32(nominalCL)/int32(handSize)))))
+	// int32(nominalCL) truncates as upstream; the division is in 64 bits so
+	// that a hand size whose low 32 bits are 0 does not divide by zero.
+	perHand := int64(int32(nominalCL)) / int64(handSize)
+	return int(math.Max(1, math.Min(math.Ceil(float64(nominalCL)*MaxSeatsFraction), float64(perHand))))
 }
 
 // Limits returns ComputeLimits for the classifier's priority levels.

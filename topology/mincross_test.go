@@ -102,3 +102,30 @@ func TestEvaluateNoHints(t *testing.T) {
 		t.Errorf("Evaluate = %+v, want cross-zone %v, no overload, not hinted", q, want)
 	}
 }
+
+// Hysteresis is a margin for a Service that already has hints: without
+// HadHints it changes nothing, so the 11 endpoints are grouped exactly as
+// with no hysteresis, not kept on single-zone hints.
+func TestHysteresisNeedsHadHints(t *testing.T) {
+	c := capacityOf("a=1000", "b=1000", "c=1000")
+	eleven := func() *SliceInfo {
+		return &SliceInfo{ToCreate: []*Slice{slice("c", "a+", "a+", "a+", "a+", "b+", "b+", "b+", "b+", "c+", "c+", "c+")}}
+	}
+	run := func(opts Options) (map[string]int, []string) {
+		si := eleven()
+		opts.Allocator = AllocatorMinCrossZone
+		r := AddHints(c, si, opts)
+		return r.HintsByZone, render(si.ToCreate)
+	}
+	wantZones, wantSlices := run(Options{})
+	gotZones, gotSlices := run(Options{Hysteresis: 0.1})
+	if diff := cmp.Diff(wantZones, gotZones); diff != "" {
+		t.Errorf("AddHints(Hysteresis 0.1, no HadHints) HintsByZone differs from no hysteresis (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantSlices, gotSlices); diff != "" {
+		t.Errorf("AddHints(Hysteresis 0.1, no HadHints) slices differ from no hysteresis (-want +got):\n%s", diff)
+	}
+	if stickyZones, _ := run(Options{HadHints: true, Hysteresis: 0.1}); cmp.Equal(stickyZones, wantZones) {
+		t.Errorf("with HadHints the hysteresis changed nothing (%v): the case does not exercise it", stickyZones)
+	}
+}

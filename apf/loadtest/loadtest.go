@@ -3,7 +3,7 @@
 // at a fixed rate, with at most a fixed number in flight) and reports, per
 // user, how many requests were served and rejected and how long they
 // waited. It is
-// the load generator of examples/apiserver, of the apf end-to-end test and
+// the load generator of kube/examples/apiserver, of the apf end-to-end test and
 // of the tour. Loopback use is what it is built for; it sends the
 // Kubernetes request-header identity (X-Remote-User, X-Remote-Group).
 package loadtest
@@ -23,7 +23,7 @@ import (
 )
 
 // HeaderWait is the response header in which a server may report, in
-// seconds, how long the request waited for admission (examples/apiserver
+// seconds, how long the request waited for admission (kube/examples/apiserver
 // sets it). Without it the wait is the response time minus Config.Work.
 const HeaderWait = "X-Fairslice-Wait-Seconds"
 

@@ -41,3 +41,15 @@ func parseInterspersed(fs *flag.FlagSet, args []string) (positional []string, st
 		args = args[1:]
 	}
 }
+
+// valuedFlags names fs's flags that take a value (all but boolean ones),
+// for splitArgs.
+func valuedFlags(fs *flag.FlagSet) map[string]bool {
+	valued := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) {
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+			valued[f.Name] = true
+		}
+	})
+	return valued
+}

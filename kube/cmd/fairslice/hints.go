@@ -13,7 +13,7 @@ import (
 )
 
 const hintsUsage = `Usage:
-  fairslice hints [--upstream] [--min-cross-zone] [-o text|json|yaml] SCENARIO.yaml...
+  fairslice hints [--upstream] [--min-cross-zone] [-o text|json|yaml] [--svg FILE] [--html FILE] SCENARIO.yaml...
   fairslice hints [--min-cross-zone] --kubeconfig FILE --namespace NS --service NAME
 
 Hints reconciles a Service's EndpointSlices from no existing slices, as
@@ -48,7 +48,10 @@ endpoints are listed on standard error.
 --upstream runs Kubernetes' own reconciler and topology cache
 (k8s.io/endpointslice v0.37.2) on the same file. --min-cross-zone uses
 fairslice's allocator that keeps the most traffic in its zone within the
-overload threshold (Auto mode only).
+overload threshold (Auto mode only). --svg and --html draw, per zone, the
+ready endpoints, the share expected from allocatable CPU with the 20%
+overload band, and the hints, for upstream's allocator (Kubernetes' code
+with --upstream) beside the min-cross-zone one, and any reason hints are off.
 
 Exit status: 0 success or help, 1 unreadable or invalid scenario (every
 problem is listed, naming the document, object and field), 2 bad command
@@ -57,9 +60,14 @@ line.
 Flags:
 `
 
-// valuedFlags are the flags of hints and route that take a separate value.
-var valuedFlags = map[string]bool{"node": true, "o": true, "output": true, "namespace": true, "service": true,
-	"kubeconfig": true, "context": true}
+// scenarioName names the scenario of files for pictures: the file, or
+// "cluster" when it was read from one.
+func scenarioName(files []string) string {
+	if len(files) == 0 {
+		return "cluster"
+	}
+	return files[0]
+}
 
 // splitArgs separates flags from positional arguments so that flags may
 // follow the file name; valued names the flags that take a separate value.
@@ -134,11 +142,12 @@ func runHints(args []string, stdout, stderr io.Writer) int {
 	var sf serviceFlags
 	sf.register(fs)
 	out := outputFlag(fs)
+	pic := addPictureFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), hintsUsage)
 		fs.PrintDefaults()
 	}
-	flags, files := splitArgs(args, valuedFlags)
+	flags, files := splitArgs(args, valuedFlags(fs))
 	if err := fs.Parse(flags); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -175,5 +184,5 @@ func runHints(args []string, stdout, stderr io.Writer) int {
 	if err := out.write(stdout, res, text); err != nil {
 		return failure(stderr, "hints", err)
 	}
-	return exitOK
+	return pic.drawHints(scenarioName(files), sc, *upstream, stderr)
 }

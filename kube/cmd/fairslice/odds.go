@@ -121,9 +121,10 @@ func runOdds(args []string, stdout, stderr io.Writer) int {
 	digits := fs.Int("digits", 4, "significant digits to print; 0 prints the shortest exact form")
 	asJSON := fs.Bool("json", false, "print the table as JSON (the same as -o json)")
 	out := outputFlag(fs)
+	pic := addPictureFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage:
-  fairslice odds [--config QUEUESxHAND]... [--queues N,... --hand N,...] [--elephants N,...] [-o text|json|yaml]
+  fairslice odds [--config QUEUESxHAND]... [--queues N,... --hand N,...] [--elephants N,...] [-o text|json|yaml] [--svg FILE]
 
 Odds prints, for each shuffle-sharding configuration (rows) and number of
 elephant flows (columns), the probability that a given mouse flow is
@@ -133,6 +134,8 @@ all hands independent and uniformly random. Without --config, --queues or
 table of the Kubernetes API Priority and Fairness documentation. The bits
 column is the hash entropy the dealer requires; configurations needing more
 than 60 bits, which Kubernetes rejects, are marked with *.
+--svg FILE (or --html FILE) draws the table's cells as points over a curve
+per deck through every hand size, one panel per number of elephants.
 
 -o json (or yaml): an array of rows, each {"queues", "hand", "entropyBits",
 "dealerAccepts", "elephants": [N...], "probabilities": [P...]}.
@@ -230,7 +233,7 @@ Flags:
 		fmt.Fprintf(stderr, "fairslice odds: %v\n", err)
 		return exitFailure
 	}
-	return exitOK
+	return pic.drawOdds(table, stderr)
 }
 
 func writeOddsTable(w io.Writer, table []oddsRow, elephants []int, digits int) {

@@ -9,7 +9,7 @@ import (
 )
 
 const propagationUsage = `Usage:
-  fairslice propagation --pods P --nodes N [-o text|json|yaml]
+  fairslice propagation --pods P --nodes N [-o text|json|yaml] [--svg FILE] [--html FILE]
 
 Propagation simulates a rolling update of a Service with P pods watched by
 N nodes and prints, for one Endpoints object, slices of 100 and slices of
@@ -17,6 +17,7 @@ N nodes and prints, for one Endpoints object, slices of 100 and slices of
 server encodes the objects (protobuf; JSON in parentheses), and the pod
 count at which one Endpoints object passes etcd's default 1.5 MiB request
 limit. KEP-0752's estimates used P = 20000, N = 5000 and P = 20, N = 10.
+--svg and --html draw the same numbers for 1, 2, 5, 10, ... pods up to P.
 
 -o json (or yaml): {"pods", "nodes", "designs": [{"name", "perObject",
 "objectSize", "createWrites", "createBytes", "updateBytes",
@@ -36,6 +37,7 @@ func runPropagation(args []string, stdout, stderr io.Writer) int {
 	pods := fs.Int("pods", 20000, "pods (endpoints) of the Service, 1..1000000")
 	nodes := fs.Int("nodes", 5000, "nodes watching the endpoints, 1..1000000")
 	out := outputFlag(fs)
+	pic := addPictureFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), propagationUsage)
 		fs.PrintDefaults()
@@ -57,7 +59,7 @@ func runPropagation(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fairslice propagation: %v\n", err)
 		return exitFailure
 	}
-	return exitOK
+	return pic.drawPropagation(r, stderr)
 }
 
 // size is a byte count in both encodings, in propagation's -o json shape.

@@ -56,7 +56,7 @@ func runRoute(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(fs.Output(), routeUsage)
 		fs.PrintDefaults()
 	}
-	flags, files := splitArgs(args, valuedFlags)
+	flags, files := splitArgs(args, valuedFlags(fs))
 	if err := fs.Parse(flags); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK

@@ -90,6 +90,9 @@ the default 60 s request timeout; exempt levels are not limited.
 STATS {"priorityLevel", "flowSchema" and "distinguisher" (flows only),
 "concurrencyLimit" (levels only), "requests", "dispatched", "rejected",
 "timedOut", "waitP50", "waitP99", "waitMax"}.
+--svg FILE and --html FILE also draw the run: per flow, requests waiting
+and executing over time (rejections and dispatches marked), the wait-time
+CDF and the outcomes; --compare runs the other engine too and draws both.
 
 Exit status: 0 success or help, 1 unreadable or invalid scenario (every
 problem is listed, naming the request and field), 2 bad command line.
@@ -106,6 +109,7 @@ func runSimulate(args []string, stdout, stderr io.Writer) int {
 	var rf replayFlags
 	rf.register(fs)
 	out := outputFlag(fs)
+	pic := addSimulatePictureFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), simulateUsage)
 		fs.PrintDefaults()
@@ -119,6 +123,9 @@ func runSimulate(args []string, stdout, stderr io.Writer) int {
 			return usageError(stderr, "simulate", "--audit-log takes no scenario file, --upstream or --summary")
 		}
 		return rf.run(*out, stdout, stderr)
+	}
+	if code := pic.check(stderr); code != exitOK {
+		return code
 	}
 	if len(files) != 1 {
 		msg := "missing scenario file"
@@ -162,7 +169,7 @@ func runSimulate(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "fairslice simulate: %v\n", err)
 			return exitFailure
 		}
-		return exitOK
+		return pic.draw(name, s, *upstream, results, stderr)
 	}
 	if err := scenario.WriteResults(stdout, results); err != nil {
 		fmt.Fprintf(stderr, "fairslice simulate: %v\n", err)
@@ -178,7 +185,7 @@ func runSimulate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fairslice simulate: %v\n", err)
 		return exitFailure
 	}
-	return exitOK
+	return pic.draw(name, s, *upstream, results, stderr)
 }
 
 // runEngine runs s through e, turning a panic into an error: upstream's

@@ -27,6 +27,7 @@ func TestUpstreamRefusedInLightBuild(t *testing.T) {
 		{"reconcile", "--upstream", "testdata/reconcile-basic.yaml"},
 		{"hints", "--upstream", "testdata/hints-eleven.yaml"},
 		{"route", "--upstream", "--node", "node-a", "testdata/hints-eleven.yaml"},
+		{"simulate", "--compare", "--svg", "x.svg", "testdata/simulate-example.json"},
 	} {
 		code, stdout, stderr := invoke(args...)
 		if code != exitUsage || stdout != "" || !strings.Contains(stderr, "-tags upstream") {

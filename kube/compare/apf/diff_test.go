@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,7 +37,8 @@ type scenario struct {
 }
 
 // event: "arrive" (the next request), "finish" or "cancel" a request by
-// id, or "advance" the clocks.
+// id, "advance" the clocks, or "adjust": one periodic borrowing
+// adjustment on both sides.
 type event struct {
 	Kind string        `json:"kind"`
 	ID   int           `json:"id,omitempty"`
@@ -46,10 +49,16 @@ func i32(v int32) *int32 { return &v }
 
 // randomScenario: 1–3 queuing levels with few, short queues (and maybe a
 // reject-type one), a FlowSchema per level matching group g<k> with a
-// random distinguisher, a small server limit, and requests from six users
-// in four namespaces, some in no tenant group (catch-all, reject type).
+// random distinguisher, a small server limit (2 to 16 seats, where levels
+// that may lend start at 0 seats until an adjustment sees their demand),
+// and requests from six users in four namespaces, some in no tenant group
+// (catch-all, reject type). One scenario in four uses the bootstrap
+// configuration instead, where those requests land in global-default.
 func randomScenario(seed uint64, steps int) *scenario {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	if r.IntN(4) == 0 {
+		return randomEvents(r, &scenario{Seed: seed, ServerCL: 2 + r.IntN(15), Config: flowschema.DefaultConfig()}, 0, steps)
+	}
 	cfg := &flowschema.Config{}
 	nLevels := 1 + r.IntN(3)
 	dists := []string{"", flowschema.DistinguisherByUser, flowschema.DistinguisherByNamespace}
@@ -89,14 +98,19 @@ func randomScenario(seed uint64, steps int) *scenario {
 		}
 		cfg.FlowSchemas = append(cfg.FlowSchemas, fs)
 	}
-	s := &scenario{Seed: seed, ServerCL: 2 + r.IntN(14), Config: cfg}
+	return randomEvents(r, &scenario{Seed: seed, ServerCL: 2 + r.IntN(15), Config: cfg}, len(cfg.PriorityLevels), steps)
+}
+
+// randomEvents adds steps events to s; requests are in group g<k> for a
+// random k below groups, or in none.
+func randomEvents(r *rand.Rand, s *scenario, groups, steps int) *scenario {
 	// finish and cancel events name random requests; run skips those that
 	// are not executing or waiting at that point.
 	for len(s.Events) < steps {
 		switch x := r.IntN(100); {
 		case x < 55:
 			g := []string{"system:authenticated"}
-			if k := r.IntN(len(cfg.PriorityLevels) + 1); k < len(cfg.PriorityLevels) {
+			if k := r.IntN(groups + 1); k < groups {
 				g = append(g, fmt.Sprintf("g%d", k))
 			}
 			s.Requests = append(s.Requests, reqSpec{User: fmt.Sprintf("u%d", r.IntN(6)), Groups: g,
@@ -106,8 +120,10 @@ func randomScenario(seed uint64, steps int) *scenario {
 			s.Events = append(s.Events, event{Kind: "finish", ID: r.IntN(max(len(s.Requests), 1))})
 		case x < 88:
 			s.Events = append(s.Events, event{Kind: "cancel", ID: r.IntN(max(len(s.Requests), 1))})
-		default:
+		case x < 95:
 			s.Events = append(s.Events, event{Kind: "advance", D: time.Duration(r.IntN(20_000)) * time.Microsecond})
+		default:
+			s.Events = append(s.Events, event{Kind: "adjust"})
 		}
 	}
 	return s
@@ -131,7 +147,12 @@ func run(t *testing.T, s *scenario) string {
 	}
 	state := map[int]string{}
 	arrived := 0
+	// adjusted are the stretches of the dispatch order that adjust events
+	// dispatched: upstream applies the new limits level by level in map
+	// order, so only the order within each level is defined there.
+	var adjusted [][2]int
 	for step, ev := range s.Events {
+		before := len(up.dispatchOrder())
 		switch ev.Kind {
 		case "arrive":
 			arrived = ev.ID + 1
@@ -152,15 +173,30 @@ func run(t *testing.T, s *scenario) string {
 		case "advance":
 			up.advance(ev.D)
 			ours.advance(ev.D)
+		case "adjust":
+			up.adjust()
+			ours.adjust()
 		}
 		for id := range arrived {
 			u, o := up.outcome(id), ours.outcome(id)
 			if u != o {
 				return fmt.Sprintf("step %d (%+v): request %d (%+v): upstream %+v, fairslice %+v", step, ev, id, s.Requests[id], u, o)
 			}
+			if ev.Kind == "adjust" && state[id] == "waiting" && u.State == "executing" {
+				coverage["dispatched by an adjustment"]++
+			}
 			state[id] = u.State
 		}
-		if diff := cmp.Diff(up.dispatchOrder(), ours.dispatchOrder()); diff != "" {
+		uo, oo := up.dispatchOrder(), ours.dispatchOrder()
+		if ev.Kind == "adjust" && len(uo) > before {
+			adjusted = append(adjusted, [2]int{before, len(uo)})
+		}
+		level := func(id int) string { return s.Requests[id].levelOf(up, id) }
+		for _, r := range adjusted {
+			byLevel(uo, r, level)
+			byLevel(oo, r, level)
+		}
+		if diff := cmp.Diff(uo, oo); diff != "" {
 			return fmt.Sprintf("step %d (%+v): dispatch order (-upstream +fairslice):\n%s", step, ev, diff)
 		}
 		if diff := cmp.Diff(up.dumps(), ours.dumps()); diff != "" {
@@ -175,6 +211,17 @@ func run(t *testing.T, s *scenario) string {
 	}
 	coverage["queued dispatches"] += len(up.dispatchOrder())
 	return ""
+}
+
+// levelOf is the priority level request id was classified to.
+func (*reqSpec) levelOf(d driver, id int) string { return d.outcome(id).PriorityLevel }
+
+// byLevel stable-sorts order[r[0]:r[1]] by priority level.
+func byLevel(order []int, r [2]int, level func(int) string) {
+	if r[1] > len(order) {
+		return
+	}
+	slices.SortStableFunc(order[r[0]:r[1]], func(a, b int) int { return strings.Compare(level(a), level(b)) })
 }
 
 // TestDifferential runs random scenarios through upstream's APF controller
@@ -209,7 +256,7 @@ func TestDifferential(t *testing.T) {
 	}
 	t.Logf("final states: %v", coverage)
 	if *diffScenarios >= 12 {
-		for _, k := range []string{"waiting", "executing", "done", "queued dispatches", "rejected:queue-full", "rejected:concurrency-limit", "rejected:time-out"} {
+		for _, k := range []string{"waiting", "executing", "done", "queued dispatches", "rejected:queue-full", "rejected:concurrency-limit", "rejected:time-out", "dispatched by an adjustment"} {
 			if coverage[k] == 0 {
 				t.Errorf("no request ended %q: the scenarios do not exercise it", k)
 			}

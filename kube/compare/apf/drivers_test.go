@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/go-logr/logr"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
@@ -63,6 +65,8 @@ type driver interface {
 	finish(id int)
 	cancel(id int)
 	advance(d time.Duration)
+	// adjust runs one periodic borrowing adjustment.
+	adjust()
 	outcome(id int) outcome
 	dispatchOrder() []int
 	// dumps returns the text of the three debug endpoints, each with its
@@ -356,6 +360,25 @@ func (d *upstreamDriver) cancel(id int) {
 
 func (d *upstreamDriver) advance(dt time.Duration) { d.clk.SetTime(d.clk.Now().Add(dt)) }
 
+// upstreamUpdateBorrowing is the configController's periodic borrowing
+// adjustment, which upstream runs only from a real-time ticker started by
+// Run (every 10 s); the differential test runs it at chosen points of a
+// scenario instead. The receiver is a *configController.
+//
+//go:linkname upstreamUpdateBorrowing k8s.io/apiserver/pkg/util/flowcontrol.(*configController).updateBorrowing
+func upstreamUpdateBorrowing(cfgCtlr unsafe.Pointer)
+
+// adjust runs upstream's periodic adjustment and waits for the requests
+// it dispatched (queue sets dispatch under their lock in Complete).
+func (d *upstreamDriver) adjust() {
+	if got := reflect.TypeOf(d.ctl).String(); got != "*flowcontrol.configController" {
+		d.tb.Fatalf("upstream controller is a %s, want *flowcontrol.configController", got)
+	}
+	ctl := d.ctl
+	upstreamUpdateBorrowing((*[2]unsafe.Pointer)(unsafe.Pointer(&ctl))[1])
+	d.awaitDispatched()
+}
+
 func (d *upstreamDriver) outcome(id int) outcome {
 	s := d.slot(id)
 	s.mu.Lock()
@@ -460,7 +483,11 @@ func (d *oursDriver) lookup(r *apf.Request) (*slot, int) {
 func newOurs(tb testing.TB, cfg *flowschema.Config, serverCL int) *oursDriver {
 	d := &oursDriver{tb: tb, clk: &manualClock{now: start}, slots: map[int]*slot{}, ids: map[*apf.Request]int{},
 		metrics: dispatchMetrics{Virtual: map[string][6]float64{}, NoFit: map[string]float64{}}}
-	c, err := apf.New(cfg, apf.Options{ServerConcurrencyLimit: serverCL, Clock: d.clk, Observer: observer{d: d}})
+	// Upstream's periodic adjustment runs on real time; the scenarios run
+	// both sides' adjustments as events instead. Lenient: upstream's
+	// controller is given the objects alone, with no API server validating
+	// them or creating the mandatory ones first.
+	c, err := apf.New(cfg, apf.Options{ServerConcurrencyLimit: serverCL, Clock: d.clk, Observer: observer{d: d}, AdjustPeriod: apf.ManualAdjustment, Lenient: true})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -550,6 +577,11 @@ func (d *oursDriver) cancel(id int) {
 }
 
 func (d *oursDriver) advance(dt time.Duration) { d.clk.advance(dt) }
+
+func (d *oursDriver) adjust() {
+	d.c.AdjustBorrowing(d.clk.Now())
+	d.awaitDispatched()
+}
 
 func (d *oursDriver) outcome(id int) outcome {
 	s := d.slot(id)

@@ -151,6 +151,16 @@ func (g gen) config(maxSchemas int) *flowschema.Config {
 			fs.Spec.Rules = append(fs.Spec.Rules, g.rule())
 		}
 		cfg.FlowSchemas = append(cfg.FlowSchemas, fs)
+		if g.r.IntN(3) == 0 {
+			// A twin: same precedence and rules, another level, a name
+			// sorting after; only the tie-break by name tells them apart.
+			twin := *fs.DeepCopy()
+			twin.Name += "-twin"
+			for twin.Spec.PriorityLevelConfiguration.Name == fs.Spec.PriorityLevelConfiguration.Name {
+				twin.Spec.PriorityLevelConfiguration.Name = g.pick(levelNames)
+			}
+			cfg.FlowSchemas = append(cfg.FlowSchemas, twin)
+		}
 	}
 	g.r.Shuffle(len(cfg.FlowSchemas), func(i, j int) { cfg.FlowSchemas[i], cfg.FlowSchemas[j] = cfg.FlowSchemas[j], cfg.FlowSchemas[i] })
 	return cfg

@@ -1,0 +1,233 @@
+// Command apiserver is a runnable example of package apf: an HTTP server
+// that answers Kubernetes-style API requests behind API Priority and
+// Fairness, with upstream's Prometheus metrics, and a load generator that
+// drives it.
+//
+// Serve:
+//
+//	go run ./examples/apiserver --listen 127.0.0.1:8080 --server-concurrency N [--config FILE] [--work 20ms] [--trusted-proxy]
+//
+// It answers every /api/... and /apis/... request with 200 after holding
+// its seat for --work; /healthz, /livez and /readyz with "ok" (exempt in
+// the bootstrap configuration: FlowSchema probes); /metrics with the
+// apiserver_flowcontrol_* series (package apfmetrics); and the debug
+// endpoints under /debug/api_priority_and_fairness/. It logs one line when
+// ready, and on an interrupt drains: the HTTP server first, then the
+// controller (apf.Controller.Shutdown).
+//
+// Identity: the Kubernetes request-header convention (X-Remote-User, one
+// X-Remote-Group header per group; no user means system:anonymous). Those
+// headers authenticate nobody, so unless --trusted-proxy says an
+// authenticating proxy sets them, a request naming a reserved identity
+// (system:masters and every other system: user or group) is refused with
+// 403: no client makes itself exempt.
+//
+// With --config it reads FlowSchemas and PriorityLevelConfigurations from
+// Kubernetes YAML or JSON (refusing what the API server would refuse, and
+// logging what it would ignore); without, upstream's bootstrap
+// configuration.
+//
+// Drive it (a noisy user and quiet users, all authenticated, so
+// global-default with the defaults):
+//
+//	go run ./examples/apiserver --load http://127.0.0.1:8080 [--duration 10s] [--noisy 64] [--quiet 4] [--quiet-rate 5] [--quiet-concurrency 4]
+//
+// Each quiet user sends --quiet-rate requests a second (at most
+// --quiet-concurrency in flight; --quiet-rate 0 keeps them in flight back
+// to back, which makes them heavy users too). It prints per user the
+// requests offered (paced users), sent, served and answered 429, the
+// served rate and the wait percentiles the server reports, then the quiet
+// users' median wait next to the noisy user's.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/fairslice/fairslice/apf"
+	"github.com/fairslice/fairslice/apf/loadtest"
+	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/kube/apfmetrics"
+)
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:8080", "address to serve on")
+	serverCL := flag.Int("server-concurrency", 600, "server concurrency limit in seats")
+	config := flag.String("config", "", "FlowSchemas and PriorityLevelConfigurations (YAML or JSON); default the bootstrap configuration")
+	work := flag.Duration("work", 20*time.Millisecond, "how long each API request holds its seat")
+	trusted := flag.Bool("trusted-proxy", false, "an authenticating proxy sets X-Remote-User and X-Remote-Group: accept reserved identities from them")
+	load := flag.String("load", "", "run the load generator against this base URL instead of serving")
+	duration := flag.Duration("duration", 10*time.Second, "load: how long to drive the server")
+	noisy := flag.Int("noisy", 64, "load: requests the noisy user keeps in flight")
+	quiet := flag.Int("quiet", 4, "load: number of quiet users")
+	quietConc := flag.Int("quiet-concurrency", 4, "load: most requests each quiet user has in flight")
+	quietRate := flag.Float64("quiet-rate", 5, "load: requests per second each quiet user sends; 0: back to back")
+	path := flag.String("path", "/api/v1/namespaces/default/pods", "load: path to request")
+	flag.Parse()
+
+	if *load != "" {
+		if _, err := drive(os.Stdout, *load, *path, *duration, *work, *noisy, *quiet, *quietConc, *quietRate); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	if err := serve(*listen, *serverCL, *config, *work, *trusted); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// server is the example's controller and handler.
+type server struct {
+	c       *apf.Controller
+	handler http.Handler
+	source  string
+}
+
+// newServer builds the controller, its metrics in reg, and the handler of
+// every path.
+func newServer(serverCL int, configFile string, work time.Duration, trusted bool, reg *prometheus.Registry) (*server, error) {
+	var objects *flowschema.Config
+	source := "bootstrap configuration"
+	if configFile != "" {
+		data, err := os.ReadFile(configFile)
+		if err != nil {
+			return nil, err
+		}
+		if objects, err = flowschema.Decode(data); err != nil {
+			return nil, fmt.Errorf("%s: %w", configFile, err)
+		}
+		source = configFile
+	}
+	m, err := apfmetrics.New(reg)
+	if err != nil {
+		return nil, err
+	}
+	opts := apf.StandaloneOptions(serverCL) // not a Kubernetes API server: every upstream fix on
+	opts.Observer = m
+	c, err := apf.New(objects, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	m.Attach(c)
+	for _, f := range c.Findings() {
+		log.Printf("apiserver: %s: %s", source, f)
+	}
+
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if t, ok := apf.TicketFromContext(r.Context()); ok {
+			w.Header().Set(loadtest.HeaderWait, strconv.FormatFloat(t.Wait().Seconds(), 'f', -1, 64))
+		}
+		select {
+		case <-time.After(work):
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintln(w, `{"kind":"Status","apiVersion":"v1","status":"Success"}`)
+	})
+	probe := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux := http.NewServeMux()
+	for _, route := range []struct {
+		path string
+		h    http.Handler
+	}{{"/api/", api}, {"/apis/", api}, {"/healthz", probe}, {"/livez", probe}, {"/readyz", probe}} {
+		limited, err := c.Handler(route.h, apf.HandlerOptions{User: apf.RequestHeaderUser})
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		if !trusted {
+			limited = apf.RefuseReservedIdentities(limited)
+		}
+		mux.Handle(route.path, limited)
+	}
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	c.InstallDebug(mux)
+	return &server{c: c, handler: mux, source: source}, nil
+}
+
+func serve(listen string, serverCL int, configFile string, work time.Duration, trusted bool) error {
+	s, err := newServer(serverCL, configFile, work, trusted, prometheus.NewRegistry())
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		s.c.Close()
+		return err
+	}
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		<-ctx.Done()
+		// The HTTP server first: it stops accepting and waits for the
+		// handlers in progress, queued requests included; then the
+		// controller ends whatever is left when the time is up.
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+		_ = s.c.Shutdown(shutdown)
+	}()
+	log.Printf("apiserver: serving on http://%s (server concurrency %d, %s, work %v)", ln.Addr(), serverCL, s.source, work)
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		s.c.Close()
+		return err
+	}
+	<-drained
+	return nil
+}
+
+func drive(out io.Writer, url, path string, duration, work time.Duration, noisy, quiet, quietConc int, quietRate float64) (*loadtest.Report, error) {
+	// No groups: the server adds system:authenticated to every named
+	// user, and refuses a client that sends a system: group itself.
+	users := []loadtest.User{{Name: "noisy", Concurrency: noisy}}
+	for i := 1; i <= quiet; i++ {
+		users = append(users, loadtest.User{Name: fmt.Sprintf("quiet-%d", i), Concurrency: quietConc, Rate: quietRate})
+	}
+	rep, err := loadtest.Run(context.Background(), loadtest.Config{URL: url, Path: path, Users: users, Duration: duration, Work: work})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "%d users for %v against %s%s:\n", len(users), duration, url, path)
+	if err := rep.Write(out); err != nil {
+		return nil, err
+	}
+	_, err = fmt.Fprintln(out, summary(&rep))
+	return &rep, err
+}
+
+// summary puts the quiet users' median wait next to the noisy user's.
+func summary(rep *loadtest.Report) string {
+	var quiet []time.Duration
+	for _, u := range rep.Users {
+		if u.Name != "noisy" {
+			quiet = append(quiet, u.Waits...)
+		}
+	}
+	slices.Sort(quiet)
+	all := loadtest.UserResult{Waits: quiet}
+	n := rep.User("noisy")
+	if n == nil {
+		return "no noisy user"
+	}
+	return fmt.Sprintf("median wait: quiet users %v (p99 %v), noisy user %v (p99 %v)",
+		all.Percentile(50).Round(10*time.Microsecond), all.Percentile(99).Round(10*time.Microsecond),
+		n.Percentile(50).Round(10*time.Microsecond), n.Percentile(99).Round(10*time.Microsecond))
+}
