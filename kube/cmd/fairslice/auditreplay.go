@@ -120,14 +120,9 @@ func replay(cfg *flowschema.Config, serverConcurrency int, defaultDuration time.
 	if err != nil {
 		return nil, err
 	}
-	levels := make([]flowschema.BorrowingLevel, len(limits))
-	for i, l := range limits {
-		levels[i] = flowschema.BorrowingLevel{Limits: l, CurrentCL: l.InitialCL}
-	}
-	alloc := flowschema.Borrow(serverConcurrency, levels, flowschema.BorrowingOptions{})
 	current := map[string]int{}
-	for i, l := range limits {
-		current[l.Name] = alloc.Levels[i].CurrentCL
+	for i, cl := range currentLimits(limits, serverConcurrency) {
+		current[limits[i].Name] = cl
 	}
 	t0 := reqs[0].Arrival
 	type member struct {
@@ -150,16 +145,7 @@ func replay(cfg *flowschema.Config, serverConcurrency int, defaultDuration time.
 		pl := &c.PriorityLevels()[members[0].decision.LevelIndex]
 		s := &scenario.Scenario{Config: levelConfig(pl, current[name])}
 		for k, m := range members {
-			ar := &reqs[m.req]
-			dur := ar.Duration
-			switch {
-			case ar.Request.Verb == "watch":
-				dur = 0 // seats are held only until the watch is initialized
-			case !ar.Complete:
-				dur = defaultDuration
-			}
-			s.Requests = append(s.Requests, scenario.Request{ID: fmt.Sprint(k), Arrival: ar.Arrival.Sub(t0), Hash: m.decision.FlowHash,
-				InitialSeats: 1, Duration: max(dur, 0), WaitLimit: replayWaitLimit})
+			s.Requests = append(s.Requests, replayRequest(fmt.Sprint(k), &reqs[m.req], t0, m.decision.FlowHash, defaultDuration))
 		}
 		level := &replayStats{PriorityLevel: name}
 		var results []scenario.Result
@@ -201,6 +187,19 @@ func replay(cfg *flowschema.Config, serverConcurrency int, defaultDuration time.
 	slices.SortFunc(res.Levels, top)
 	slices.SortFunc(res.Flows, top)
 	return res, nil
+}
+
+// replayRequest is an audit log's request in a level's scenario, under
+// the model simulate --help states.
+func replayRequest(id string, ar *auditRequest, t0 time.Time, hash uint64, defaultDuration time.Duration) scenario.Request {
+	dur := ar.Duration
+	switch {
+	case ar.Request.Verb == "watch":
+		dur = 0 // seats are held only until the watch is initialized
+	case !ar.Complete:
+		dur = defaultDuration
+	}
+	return scenario.Request{ID: id, Arrival: ar.Arrival.Sub(t0), Hash: hash, InitialSeats: 1, Duration: max(dur, 0), WaitLimit: replayWaitLimit}
 }
 
 // levelConfig is the queue set of a limited priority level: its queuing

@@ -197,11 +197,7 @@ func limitsChanges(cls [2]*flowschema.Classifier, server int) ([]limitsChange, e
 		if err != nil {
 			return nil, err
 		}
-		levels := make([]flowschema.BorrowingLevel, len(limits))
-		for i, l := range limits {
-			levels[i] = flowschema.BorrowingLevel{Limits: l, CurrentCL: l.InitialCL}
-		}
-		alloc := flowschema.Borrow(server, levels, flowschema.BorrowingOptions{})
+		current := currentLimits(limits, server)
 		for i, l := range limits {
 			ch := byName[l.Name]
 			if ch == nil {
@@ -209,7 +205,7 @@ func limitsChanges(cls [2]*flowschema.Classifier, server int) ([]limitsChange, e
 				byName[l.Name] = ch
 				names = append(names, l.Name)
 			}
-			b := &levelLimitsBrief{Nominal: l.NominalCL, Lendable: l.LendableCL, Borrow: l.BorrowingCL, Current: alloc.Levels[i].CurrentCL}
+			b := &levelLimitsBrief{Nominal: l.NominalCL, Lendable: l.LendableCL, Borrow: l.BorrowingCL, Current: current[i]}
 			if side == 0 {
 				ch.Old = b
 			} else {

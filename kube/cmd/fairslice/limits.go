@@ -72,11 +72,7 @@ func runLimits(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failure(stderr, "limits", err)
 	}
-	levels := make([]flowschema.BorrowingLevel, len(limits))
-	for i, l := range limits {
-		levels[i] = flowschema.BorrowingLevel{Limits: l, CurrentCL: l.InitialCL}
-	}
-	alloc := flowschema.Borrow(*server, levels, flowschema.BorrowingOptions{})
+	current := currentLimits(limits, *server)
 	res := limitsResult{ServerConcurrency: *server, Levels: []levelLimits{}}
 	for i, l := range limits {
 		typ := "reject"
@@ -91,14 +87,29 @@ func runLimits(args []string, stdout, stderr io.Writer) int {
 			seats = l.MaxSeats
 		}
 		res.Levels = append(res.Levels, levelLimits{Name: l.Name, Type: typ, Shares: int(l.Shares), Nominal: l.NominalCL, Lendable: l.LendableCL,
-			Borrow: l.BorrowingCL, Min: l.MinCL, Max: l.MaxCL, Seats: seats, Current: alloc.Levels[i].CurrentCL})
+			Borrow: l.BorrowingCL, Min: l.MinCL, Max: l.MaxCL, Seats: seats, Current: current[i]})
 		res.TotalNominal += l.NominalCL
-		res.TotalCurrent += alloc.Levels[i].CurrentCL
+		res.TotalCurrent += current[i]
 	}
 	if err := out.write(stdout, res, res.writeText); err != nil {
 		return failure(stderr, "limits", err)
 	}
 	return exitOK
+}
+
+// currentLimits returns each level's concurrency limit after one
+// borrowing adjustment with no demand, as at start-up (the CURRENT column).
+func currentLimits(limits []flowschema.LevelLimits, serverConcurrency int) []int {
+	levels := make([]flowschema.BorrowingLevel, len(limits))
+	for i, l := range limits {
+		levels[i] = flowschema.BorrowingLevel{Limits: l, CurrentCL: l.InitialCL}
+	}
+	alloc := flowschema.Borrow(serverConcurrency, levels, flowschema.BorrowingOptions{})
+	current := make([]int, len(limits))
+	for i := range limits {
+		current[i] = alloc.Levels[i].CurrentCL
+	}
+	return current
 }
 
 // limitsResult is the -o json shape of limits.
