@@ -358,7 +358,10 @@ func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Serv
 	st.hadHints = hadHints
 	c.recordHints(key, policy, results)
 
-	creates, updates, deletes := Objects(plan, existing)
+	creates, updates, deletes, err := Objects(plan, existing)
+	if err != nil {
+		return err
+	}
 	writeErr := c.write(ctx, svc, creates, updates, deletes)
 
 	topo, tdLabel := "Disabled", ""

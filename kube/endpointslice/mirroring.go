@@ -296,7 +296,11 @@ func (c *MirroringController) syncEndpoints(ctx context.Context, key string) err
 		return fmt.Errorf("endpoints %s: %w", key, ErrStaleInformer)
 	}
 	var conv Converter
-	plan, err := slicer.Mirror(EndpointsFromAPI(ep), conv.Existing(existing), slicer.MirrorOptions{MaxEndpointsPerSubset: c.maxSubset})
+	have, err := conv.Existing(existing)
+	if err != nil {
+		return err
+	}
+	plan, err := slicer.Mirror(EndpointsFromAPI(ep), have, slicer.MirrorOptions{MaxEndpointsPerSubset: c.maxSubset})
 	if err != nil {
 		return err
 	}
@@ -340,7 +344,10 @@ func (c *MirroringController) deleteMirrored(ctx context.Context, nn types.Names
 // write sends the plan's objects (see sliceWriter); nothing is created
 // for an Endpoints object being deleted.
 func (c *MirroringController) write(ctx context.Context, ep *corev1.Endpoints, plan slicer.Plan, existing []*discovery.EndpointSlice) error {
-	creates, updates, deletes := Objects(plan, existing)
+	creates, updates, deletes, err := Objects(plan, existing)
+	if err != nil {
+		return err
+	}
 	if ep.DeletionTimestamp != nil {
 		creates = nil
 	}

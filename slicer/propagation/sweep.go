@@ -264,15 +264,21 @@ func sweepOne(c Config, per int, syncs [][]int, ch churnSizes) SweepRow {
 // sweepSizesShown are the rows WriteTable prints besides the marked ones.
 var sweepSizesShown = []int{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}
 
+// ShownSizes returns the sizes WriteTable shows when given none: 1, 2, 5,
+// 10, ... 1000 and MinSent, in order.
+func (s *Sweep) ShownSizes() []int {
+	sizes := append(slices.Clone(sweepSizesShown), s.MinSent)
+	slices.Sort(sizes)
+	return slices.Compact(sizes)
+}
+
 // WriteTable writes the sweep as a table: one row per size in sizes (nil:
 // 1, 2, 5, ..., 1000 and the size with the fewest bytes sent), marking
 // that size and the default 100. Bytes are protobuf, JSON in
 // parentheses, in decimal units.
 func (s *Sweep) WriteTable(w io.Writer, sizes []int) error {
 	if sizes == nil {
-		sizes = append(slices.Clone(sweepSizesShown), s.MinSent)
-		slices.Sort(sizes)
-		sizes = slices.Compact(sizes)
+		sizes = s.ShownSizes()
 	}
 	c := s.Config
 	if c.Pattern == RollingUpdate {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -65,17 +64,24 @@ func runDeal(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&hash, "hash", "the flow's 64-bit `HASH`, decimal or 0x-hexadecimal")
 	flowSchema := fs.String("flow-schema", "", "FlowSchema `NAME`; the hash is computed from it as APF does")
 	distinguisher := fs.String("distinguisher", "", "flow distinguisher `D` (user name or namespace; default empty), with --flow-schema")
-	asJSON := fs.Bool("json", false, "print the result as JSON")
+	asJSON := fs.Bool("json", false, "print the result as JSON (the same as -o json)")
+	out := outputFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage:
-  fairslice deal [--deck N] [--hand N] --hash HASH [--json]
-  fairslice deal [--deck N] [--hand N] --flow-schema NAME [--distinguisher D] [--json]
+  fairslice deal [--deck N] [--hand N] --hash HASH [-o text|json|yaml]
+  fairslice deal [--deck N] [--hand N] --flow-schema NAME [--distinguisher D] [-o text|json|yaml]
 
 Deal prints the hand of queue indexes, in deal order, that shuffle sharding
 gives a flow, exactly as Kubernetes API Priority and Fairness deals it. The
 flow is given either by its hash or by its FlowSchema name and distinguisher,
 which are hashed as APF does. The defaults for --deck and --hand are the
 Kubernetes API defaults for a queuing priority level.
+
+-o json (or yaml): {"deck", "hand", "flowSchema" and "distinguisher" (with
+--flow-schema only), "hash" (0x and 16 hexadecimal digits), "cards"}.
+
+Exit status: 0 success, 1 a deck and hand the dealer rejects, 2 bad
+command line.
 
 Example:
   fairslice deal --deck 128 --hand 8 --hash 0xdeadbeef
@@ -127,17 +133,18 @@ Flags:
 	res.Cards = d.DealIntoHand(h, nil)
 
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(res); err != nil {
-			fmt.Fprintf(stderr, "fairslice deal: %v\n", err)
-			return exitFailure
+		*out = outputJSON
+	}
+	text := func(w io.Writer) error {
+		if res.FlowSchema != nil {
+			fmt.Fprintf(w, "flow-schema %q distinguisher %q ", *res.FlowSchema, *res.Distinguisher)
 		}
-		return exitOK
+		_, err := fmt.Fprintf(w, "hash %s deck %d hand %d: %v\n", res.Hash, res.Deck, res.Hand, res.Cards)
+		return err
 	}
-	if res.FlowSchema != nil {
-		fmt.Fprintf(stdout, "flow-schema %q distinguisher %q ", *res.FlowSchema, *res.Distinguisher)
+	if err := out.write(stdout, res, text); err != nil {
+		fmt.Fprintf(stderr, "fairslice deal: %v\n", err)
+		return exitFailure
 	}
-	fmt.Fprintf(stdout, "hash %s deck %d hand %d: %v\n", res.Hash, res.Deck, res.Hand, res.Cards)
 	return exitOK
 }

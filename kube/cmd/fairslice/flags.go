@@ -3,7 +3,24 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
+	"io"
 )
+
+// errNoUpstream is the answer to --upstream in a binary built without the
+// upstream tag.
+var errNoUpstream = errors.New("--upstream is not in this binary; build it with -tags upstream " +
+	"(go install -tags upstream github.com/fairslice/fairslice/kube/cmd/fairslice@latest)")
+
+// refuseUpstream reports whether --upstream was asked of a binary built
+// without it, after printing why; the command then exits with exitUsage.
+func refuseUpstream(stderr io.Writer, cmd string, upstream bool) bool {
+	if upstream && !upstreamBuilt {
+		fmt.Fprintf(stderr, "fairslice %s: %v\n", cmd, errNoUpstream)
+		return true
+	}
+	return false
+}
 
 // parseInterspersed parses fs's flags from args, allowing them before and
 // after the positional arguments, which it returns. It reports whether the

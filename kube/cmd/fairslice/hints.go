@@ -6,16 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
-	"github.com/fairslice/fairslice/kube/internal/upstreamtopo"
 	ktopo "github.com/fairslice/fairslice/kube/topology"
 	"github.com/fairslice/fairslice/topology"
 )
 
 const hintsUsage = `Usage:
-  fairslice hints [--upstream] [--min-cross-zone] [--svg FILE] [--html FILE] SCENARIO.yaml
+  fairslice hints [--upstream] [--min-cross-zone] [-o text|json|yaml] [--svg FILE] [--html FILE] SCENARIO.yaml...
+  fairslice hints [--min-cross-zone] --kubeconfig FILE --namespace NS --service NAME
 
 Hints reconciles a Service's EndpointSlices from no existing slices, as
 kube-controller-manager v1.37 would (with the PreferSameZone and
@@ -30,11 +29,20 @@ ready endpoints hinted for each zone (zones with none are left out, {} when
 off); crossZone counts the ready endpoints hinted for a zone other than
 their own.
 
-SCENARIO.yaml holds Kubernetes YAML documents separated by "---": one
+-o json (or yaml) prints the same object indented.
+
+SCENARIO.yaml ("-" for standard input; several files, Lists and kubectl
+dumps are read alike) holds one
 Service (with the service.kubernetes.io/topology-mode annotation or
 spec.trafficDistribution), its Nodes (the topology.kubernetes.io/zone
 label, status.allocatable.cpu, the Ready condition) and its Pods
-(spec.nodeName, status.podIPs, the Ready condition). Pods left out of the
+(spec.nodeName, status.podIPs, the Ready condition). As the controller,
+only the Pods in the Service's namespace that its selector matches are
+used (how many were left out goes to standard error), and a Service
+without a selector gets no slices (exit status 1). Other kinds are
+reported and skipped; --service and --namespace choose among several
+Services. --kubeconfig (or --cluster) reads the Service, its namespace's
+Pods and the Nodes from a cluster instead. Pods left out of the
 endpoints are listed on standard error.
 
 --upstream runs Kubernetes' own reconciler and topology cache
@@ -51,6 +59,15 @@ line.
 
 Flags:
 `
+
+// scenarioName names the scenario of files for pictures: the file, or
+// "cluster" when it was read from one.
+func scenarioName(files []string) string {
+	if len(files) == 0 {
+		return "cluster"
+	}
+	return files[0]
+}
 
 // splitArgs separates flags from positional arguments so that flags may
 // follow the file name; valued names the flags that take a separate value.
@@ -73,25 +90,20 @@ func splitArgs(args []string, valued map[string]bool) (flags, files []string) {
 	return flags, files
 }
 
-// loadScenario reads and parses the single scenario file of a command.
-func loadScenario(cmd string, files []string, stderr io.Writer) (*ktopo.Scenario, int) {
-	if len(files) != 1 {
-		msg := "missing scenario file"
-		if len(files) > 1 {
-			msg = fmt.Sprintf("expected one scenario file, got %d", len(files))
-		}
-		fmt.Fprintf(stderr, "fairslice %s: %s\nRun 'fairslice %s --help' for usage.\n", cmd, msg, cmd)
-		return nil, exitUsage
-	}
-	data, err := os.ReadFile(files[0])
+// loadScenario reads the scenario of hints and route: from files (or
+// "-") or the cluster, the Service, the Pods it selects and the Nodes.
+func loadScenario(cmd string, files []string, sf *serviceFlags, stderr io.Writer) (*ktopo.Scenario, int) {
+	objs, err := sf.objects(stderr, cmd, files, "Node")
 	if err != nil {
-		fmt.Fprintf(stderr, "fairslice %s: %v\n", cmd, err)
+		return nil, fail(stderr, cmd, err)
+	}
+	sc, err := ktopo.ParseScenario(joinDocs(objs))
+	if err != nil {
+		fmt.Fprintf(stderr, "fairslice %s: %v\n", cmd, sourceOf(err, objs))
 		return nil, exitFailure
 	}
-	sc, err := ktopo.ParseScenario(data)
-	if err != nil {
-		fmt.Fprintf(stderr, "fairslice %s: %s:\n%v\n", cmd, files[0], err)
-		return nil, exitFailure
+	if sf.noSelector != nil {
+		return nil, failure(stderr, cmd, sf.noSelector)
 	}
 	return sc, exitOK
 }
@@ -100,15 +112,15 @@ func loadScenario(cmd string, files []string, stderr io.Writer) (*ktopo.Scenario
 // returns the outcome and the final slices.
 func reconcileScenario(cmd string, sc *ktopo.Scenario, upstream bool, opts topology.Options, stderr io.Writer) (ktopo.Outcome, []*topology.Slice, int) {
 	if upstream {
-		run, err := upstreamtopo.Reconcile(sc)
+		out, slices, rerr, err := upstreamHints(sc)
 		if err != nil {
 			fmt.Fprintf(stderr, "fairslice %s: upstream: %v\n", cmd, err)
 			return ktopo.Outcome{}, nil, exitFailure
 		}
-		if run.Err != nil {
-			fmt.Fprintf(stderr, "fairslice %s: upstream reconciler: %v\n", cmd, run.Err)
+		if rerr != nil {
+			fmt.Fprintf(stderr, "fairslice %s: upstream reconciler: %v\n", cmd, rerr)
 		}
-		return run.Outcome, run.Slices, exitOK
+		return out, slices, exitOK
 	}
 	run, err := ktopo.RunScenario(sc, opts)
 	if err != nil {
@@ -127,6 +139,9 @@ func runHints(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	upstream := fs.Bool("upstream", false, "run Kubernetes' own reconciler and topology cache instead of fairslice's")
 	minCross := fs.Bool("min-cross-zone", false, "use fairslice's min-cross-zone allocator for Auto hints")
+	var sf serviceFlags
+	sf.register(fs)
+	out := outputFlag(fs)
 	pic := addPictureFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), hintsUsage)
@@ -143,7 +158,10 @@ func runHints(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fairslice hints: --upstream and --min-cross-zone exclude each other")
 		return exitUsage
 	}
-	sc, code := loadScenario("hints", files, stderr)
+	if refuseUpstream(stderr, "hints", *upstream) {
+		return exitUsage
+	}
+	sc, code := loadScenario("hints", files, &sf, stderr)
 	if sc == nil {
 		return code
 	}
@@ -151,15 +169,20 @@ func runHints(args []string, stdout, stderr io.Writer) int {
 	if *minCross {
 		opts.Allocator = topology.AllocatorMinCrossZone
 	}
-	out, _, code := reconcileScenario("hints", sc, *upstream, opts, stderr)
+	res, _, code := reconcileScenario("hints", sc, *upstream, opts, stderr)
 	if code != exitOK {
 		return code
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		fmt.Fprintf(stderr, "fairslice hints: %v\n", err)
-		return exitFailure
+	text := func(w io.Writer) error {
+		b, err := json.Marshal(res)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
 	}
-	fmt.Fprintf(stdout, "%s\n", b)
-	return pic.drawHints(files[0], sc, *upstream, stderr)
+	if err := out.write(stdout, res, text); err != nil {
+		return failure(stderr, "hints", err)
+	}
+	return pic.drawHints(scenarioName(files), sc, *upstream, stderr)
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/fairslice/fairslice/flowschema"
 )
 
-const limitsUsage = `Usage: fairslice limits --server-concurrency N [--config FILE]
+const limitsUsage = `Usage: fairslice limits --server-concurrency N [--config FILE | --kubeconfig FILE] [-o text|json|yaml]
 
 Prints the concurrency limits (in seats) of every priority level for a
 server concurrency limit N (--max-requests-inflight plus
@@ -23,7 +23,17 @@ server concurrency limit N (--max-requests-inflight plus
   CURRENT   the limit after an adjustment with no demand (as at start-up)
 
 FILE is as for "fairslice classify" (default: the bootstrap
-configuration); missing mandatory levels are added, broken ones ignored.
+configuration); missing mandatory levels are added. A configuration that
+"fairslice validate" refuses is refused unless --allow-invalid; levels the
+API server would then ignore are listed on standard error.
+
+-o json (or yaml): {"serverConcurrency": N, "levels": [{"name", "type"
+("exempt", "queue" or "reject"), "shares", "nominal", "lendable", "borrow",
+"min", "max", "seats" (0 for non-queuing levels), "current"}],
+"totalNominal": N, "totalCurrent": N}
+
+Exit status: 0 success, 1 unreadable or invalid configuration, 2 bad
+command line.
 
 Flags:
 `
@@ -32,7 +42,9 @@ Flags:
 func runLimits(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fairslice limits", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	config := fs.String("config", "", "configuration `FILE` (default: the bootstrap configuration)")
+	var cf configFlags
+	cf.register(fs)
+	out := outputFlag(fs)
 	server := fs.Int("server-concurrency", 0, "the server's concurrency limit `N` (required)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), limitsUsage); fs.PrintDefaults() }
 	rest, stop, code := parseInterspersed(fs, args)
@@ -45,26 +57,23 @@ func runLimits(args []string, stdout, stderr io.Writer) int {
 	if *server <= 0 {
 		return usageError(stderr, "limits", "--server-concurrency must be a positive number")
 	}
-	cfg, err := loadConfig(*config)
+	cfg, err := cf.load(stderr, "limits")
 	if err != nil {
-		return failure(stderr, "limits", err)
+		return fail(stderr, "limits", err)
 	}
 	c, err := flowschema.Compile(cfg)
 	if err != nil {
 		return failure(stderr, "limits", err)
 	}
+	for _, l := range c.IgnoredLevels() {
+		fmt.Fprintf(stderr, "fairslice limits: warning: the API server ignores PriorityLevelConfiguration %q: %s\n", l.Name, l.Reason)
+	}
 	limits, err := c.Limits(*server)
 	if err != nil {
 		return failure(stderr, "limits", err)
 	}
-	levels := make([]flowschema.BorrowingLevel, len(limits))
-	for i, l := range limits {
-		levels[i] = flowschema.BorrowingLevel{Limits: l, CurrentCL: l.InitialCL}
-	}
-	alloc := flowschema.Borrow(*server, levels, flowschema.BorrowingOptions{})
-	tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "LEVEL\tTYPE\tSHARES\tNOMINAL\tLENDABLE\tBORROW\tMIN\tMAX\tSEATS\tCURRENT")
-	var sumNominal, sumCurrent int
+	current := currentLimits(limits, *server)
+	res := limitsResult{ServerConcurrency: *server, Levels: []levelLimits{}}
 	for i, l := range limits {
 		typ := "reject"
 		switch {
@@ -73,18 +82,68 @@ func runLimits(args []string, stdout, stderr io.Writer) int {
 		case l.Queuing:
 			typ = "queue"
 		}
-		seats := "-"
+		seats := 0
 		if l.Queuing {
-			seats = fmt.Sprint(l.MaxSeats)
+			seats = l.MaxSeats
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\n", l.Name, typ, l.Shares, l.NominalCL, l.LendableCL,
-			l.BorrowingCL, l.MinCL, l.MaxCL, seats, alloc.Levels[i].CurrentCL)
-		sumNominal += l.NominalCL
-		sumCurrent += alloc.Levels[i].CurrentCL
+		res.Levels = append(res.Levels, levelLimits{Name: l.Name, Type: typ, Shares: int(l.Shares), Nominal: l.NominalCL, Lendable: l.LendableCL,
+			Borrow: l.BorrowingCL, Min: l.MinCL, Max: l.MaxCL, Seats: seats, Current: current[i]})
+		res.TotalNominal += l.NominalCL
+		res.TotalCurrent += current[i]
 	}
-	fmt.Fprintf(tw, "total\t\t\t%d\t\t\t\t\t\t%d\n", sumNominal, sumCurrent)
-	if err := tw.Flush(); err != nil {
+	if err := out.write(stdout, res, res.writeText); err != nil {
 		return failure(stderr, "limits", err)
 	}
 	return exitOK
+}
+
+// currentLimits returns each level's concurrency limit after one
+// borrowing adjustment with no demand, as at start-up (the CURRENT column).
+func currentLimits(limits []flowschema.LevelLimits, serverConcurrency int) []int {
+	levels := make([]flowschema.BorrowingLevel, len(limits))
+	for i, l := range limits {
+		levels[i] = flowschema.BorrowingLevel{Limits: l, CurrentCL: l.InitialCL}
+	}
+	alloc := flowschema.Borrow(serverConcurrency, levels, flowschema.BorrowingOptions{})
+	current := make([]int, len(limits))
+	for i := range limits {
+		current[i] = alloc.Levels[i].CurrentCL
+	}
+	return current
+}
+
+// limitsResult is the -o json shape of limits.
+type limitsResult struct {
+	ServerConcurrency int           `json:"serverConcurrency"`
+	Levels            []levelLimits `json:"levels"`
+	TotalNominal      int           `json:"totalNominal"`
+	TotalCurrent      int           `json:"totalCurrent"`
+}
+
+type levelLimits struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Shares   int    `json:"shares"`
+	Nominal  int    `json:"nominal"`
+	Lendable int    `json:"lendable"`
+	Borrow   int    `json:"borrow"`
+	Min      int    `json:"min"`
+	Max      int    `json:"max"`
+	Seats    int    `json:"seats"`
+	Current  int    `json:"current"`
+}
+
+func (r limitsResult) writeText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "LEVEL\tTYPE\tSHARES\tNOMINAL\tLENDABLE\tBORROW\tMIN\tMAX\tSEATS\tCURRENT")
+	for _, l := range r.Levels {
+		seats := "-"
+		if l.Type == "queue" {
+			seats = fmt.Sprint(l.Seats)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\n", l.Name, l.Type, l.Shares, l.Nominal, l.Lendable,
+			l.Borrow, l.Min, l.Max, seats, l.Current)
+	}
+	fmt.Fprintf(tw, "total\t\t\t%d\t\t\t\t\t\t%d\n", r.TotalNominal, r.TotalCurrent)
+	return tw.Flush()
 }

@@ -23,13 +23,15 @@
 //	sweep       writes, bytes and objects per max-endpoints-per-slice under churn
 //	hints       print the topology hints a Service's EndpointSlices get
 //	route       print the endpoints a node's kube-proxy uses for a Service
+//	diff        compare two APF configurations: objects, limits, requests that move
 //	help        print help for a command
 //
 // Run "fairslice <command> --help" for a command's flags. Help goes to
 // standard error and exits 0. Exit status 2 means a bad command line
-// (unknown command or flag, a malformed or missing value); 1 means a
-// well-formed request that could not be carried out, such as a deck and
-// hand that the dealer rejects.
+// (unknown command or flag, a malformed or missing value); 1 means findings
+// (validate, lint, diff) or a well-formed request that could not be
+// carried out: unreadable or invalid input, or a deck and hand that the
+// dealer rejects. Every command takes -o text|json|yaml.
 package main
 
 import (
@@ -69,6 +71,7 @@ var commands = []command{
 	{"sweep", "writes, bytes and objects per max-endpoints-per-slice under churn", runSweep},
 	{"hints", "print the topology hints a Service's EndpointSlices get", runHints},
 	{"route", "print the endpoints a node's kube-proxy uses for a Service", runRoute},
+	{"diff", "compare two APF configurations: objects, limits, requests that move", runDiff},
 }
 
 func main() {
@@ -87,7 +90,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return exitOK
 	case "help":
-		if len(rest) == 0 {
+		if len(rest) == 0 || rest[0] == "-h" || rest[0] == "-help" || rest[0] == "--help" {
 			usage(stderr)
 			return exitOK
 		}
@@ -131,6 +134,14 @@ Commands:
 	fmt.Fprint(w, `  help        print help for a command
 
 Run "fairslice <command> --help" for a command's flags.
-Exit status: 0 success or help, 1 request failed, 2 bad command line.
+Every command reads files or "-" (standard input), YAML or JSON, Lists and
+kubectl dumps, and prints text, or one JSON or YAML document with -o json or
+-o yaml (the shape is in the command's --help). Commands that use an APF
+configuration or a Service read it from a cluster with --kubeconfig FILE
+or --cluster (read-only). --upstream needs a binary built with -tags
+upstream.
+
+Exit status, the same for every command: 0 success or help, 1 findings
+(validate, lint, diff) or unreadable or invalid input, 2 bad command line.
 `)
 }

@@ -32,6 +32,7 @@ func TestRunDispatch(t *testing.T) {
 		{[]string{"help", "deal"}, exitOK, []string{"fairslice deal [--deck N]"}},
 		{[]string{"help", "odds"}, exitOK, []string{"fairslice odds [--config"}},
 		{[]string{"help", "nope"}, exitUsage, []string{`unknown command "nope"`, "Commands:"}},
+		{[]string{"help", "--help"}, exitOK, []string{"Commands:"}},
 		{[]string{"nope"}, exitUsage, []string{`fairslice: unknown command "nope"`, "Commands:"}},
 		{[]string{"--deck", "5"}, exitUsage, []string{`unknown command "--deck"`}},
 	}
@@ -52,7 +53,7 @@ func TestRunDispatch(t *testing.T) {
 }
 
 func TestCommandsTable(t *testing.T) {
-	want := []string{"deal", "odds", "simulate", "classify", "explain", "validate", "lint", "limits", "reconcile", "propagation", "sweep", "hints", "route"}
+	want := []string{"deal", "odds", "simulate", "classify", "explain", "validate", "lint", "limits", "reconcile", "propagation", "sweep", "hints", "route", "diff"}
 	if len(commands) != len(want) {
 		t.Fatalf("commands has %d entries, want %d", len(commands), len(want))
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -120,11 +119,12 @@ func runOdds(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&handList, "hand", "hand sizes (`N,...`); with --queues, every combination is a row")
 	fs.Var(&elephantsList, "elephants", "numbers of elephants, one column each (`N,...`; default 1,4,16)")
 	digits := fs.Int("digits", 4, "significant digits to print; 0 prints the shortest exact form")
-	asJSON := fs.Bool("json", false, "print the table as JSON")
+	asJSON := fs.Bool("json", false, "print the table as JSON (the same as -o json)")
+	out := outputFlag(fs)
 	pic := addPictureFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage:
-  fairslice odds [--config QUEUESxHAND]... [--queues N,... --hand N,...] [--elephants N,...] [--svg FILE]
+  fairslice odds [--config QUEUESxHAND]... [--queues N,... --hand N,...] [--elephants N,...] [-o text|json|yaml] [--svg FILE]
 
 Odds prints, for each shuffle-sharding configuration (rows) and number of
 elephant flows (columns), the probability that a given mouse flow is
@@ -136,6 +136,11 @@ column is the hash entropy the dealer requires; configurations needing more
 than 60 bits, which Kubernetes rejects, are marked with *.
 --svg FILE (or --html FILE) draws the table's cells as points over a curve
 per deck through every hand size, one panel per number of elephants.
+
+-o json (or yaml): an array of rows, each {"queues", "hand", "entropyBits",
+"dealerAccepts", "elephants": [N...], "probabilities": [P...]}.
+
+Exit status: 0 success, 2 bad command line.
 
 Examples:
   fairslice odds
@@ -218,15 +223,16 @@ Flags:
 	}
 
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(table); err != nil {
-			fmt.Fprintf(stderr, "fairslice odds: %v\n", err)
-			return exitFailure
-		}
-		return pic.drawOdds(table, stderr)
+		*out = outputJSON
 	}
-	writeOddsTable(stdout, table, elephants, *digits)
+	text := func(w io.Writer) error {
+		writeOddsTable(w, table, elephants, *digits)
+		return nil
+	}
+	if err := out.write(stdout, table, text); err != nil {
+		fmt.Fprintf(stderr, "fairslice odds: %v\n", err)
+		return exitFailure
+	}
 	return pic.drawOdds(table, stderr)
 }
 

@@ -231,6 +231,9 @@ func TestSimulatePicture(t *testing.T) {
 		{"../../../docs/img/noisy-neighbour.json", []string{"--upstream", "--compare"}, []string{"upstream", "fairslice"}},
 	}
 	for _, tt := range tests {
+		if upstreamUnavailable(tt.flags) || (!upstreamBuilt && slices.Contains(tt.flags, "--compare")) {
+			continue // --upstream and --compare run upstream's QueueSet: -tags upstream
+		}
 		dir := t.TempDir()
 		svg, html := filepath.Join(dir, "sim.svg"), filepath.Join(dir, "sim.html")
 		args := append(append([]string{"--summary", tt.file, "--svg", svg}, tt.flags...), "--html", html)
@@ -485,6 +488,9 @@ func TestHintsPicture(t *testing.T) {
 	}
 	for _, name := range files {
 		for _, flags := range [][]string{nil, {"--upstream"}, {"--min-cross-zone"}} {
+			if upstreamUnavailable(flags) {
+				continue
+			}
 			svg := filepath.Join(t.TempDir(), "hints.svg")
 			args := append(slices.Clone(flags), name, "--svg", svg)
 			if code, _, stderr := invoke(append([]string{"hints"}, args...)...); code != exitOK {

@@ -1,21 +1,20 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
-	"github.com/fairslice/fairslice/kube/internal/slicerun"
+	"github.com/fairslice/fairslice/kube/internal/slicescenario"
 	"github.com/fairslice/fairslice/slicer"
 )
 
 const reconcileUsage = `Usage:
-  fairslice reconcile [--upstream] [--max-endpoints-per-slice N] SCENARIO.yaml
+  fairslice reconcile [--upstream] [--max-endpoints-per-slice N] [-o text|json|yaml] SCENARIO.yaml...
   fairslice reconcile [--upstream] [--max-endpoints-per-slice N] -   (read standard input)
+  fairslice reconcile [--max-endpoints-per-slice N] --kubeconfig FILE --namespace NS --service NAME
 
 Reconcile runs one EndpointSlice reconciliation and prints one JSON object:
 
@@ -24,11 +23,19 @@ Reconcile runs one EndpointSlice reconciliation and prints one JSON object:
 creates, updates and deletes count the API calls Kubernetes' EndpointSlice
 reconciler would issue (after recycling creates into deletes); lengths are
 the endpoint counts of the Service's slices after the plan, largest first
-(a placeholder slice counts as 0).
+(a placeholder slice counts as 0). -o json (or yaml) prints the same
+object indented.
 
-The file holds Kubernetes YAML documents separated by "---": one Service,
-the Pods its selector matches, the Nodes, and the existing EndpointSlices
-(those labelled with the Service's name and the controller's name). The
+The file ("-" for standard input; several files, Lists and kubectl dumps
+are read alike) holds one Service, its Pods, the Nodes, and the existing
+EndpointSlices (those labelled with the Service's name and the
+controller's name). As the controller, only the Pods in the Service's
+namespace that its selector matches are used (how many were left out goes
+to standard error); a Service without a selector gets no plan (the
+controller leaves its slices alone). Other kinds are reported and
+skipped; --service and --namespace choose among several Services.
+--kubeconfig (or --cluster) reads the Service, its namespace's Pods, the
+Nodes and its EndpointSlices from a cluster instead. The
 objects are defaulted as the API server stores them; apiVersion and kind
 play no part, as objects from an informer carry neither.
 
@@ -53,6 +60,9 @@ func runReconcile(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	upstream := fs.Bool("upstream", false, "run Kubernetes' own reconciler instead of fairslice's")
 	maxPer := fs.Int("max-endpoints-per-slice", slicer.DefaultMaxEndpointsPerSlice, "most endpoints in a slice, 1..1000")
+	var sf serviceFlags
+	sf.register(fs)
+	out := outputFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), reconcileUsage)
 		fs.PrintDefaults()
@@ -61,45 +71,49 @@ func runReconcile(args []string, stdout, stderr io.Writer) int {
 	if stop {
 		return code
 	}
-	if len(rest) != 1 {
-		fmt.Fprintln(stderr, "fairslice reconcile: want exactly one scenario file")
-		fs.Usage()
-		return exitUsage
-	}
 	if *maxPer < 1 || *maxPer > slicer.MaxMaxEndpointsPerSlice {
 		fmt.Fprintf(stderr, "fairslice reconcile: --max-endpoints-per-slice: %d is out of range 1..%d\n", *maxPer, slicer.MaxMaxEndpointsPerSlice)
 		return exitUsage
 	}
-	var data []byte
-	var err error
-	if rest[0] == "-" {
-		data, err = io.ReadAll(stdin)
-	} else {
-		data, err = os.ReadFile(rest[0])
+	if refuseUpstream(stderr, "reconcile", *upstream) {
+		return exitUsage
 	}
+	objs, err := sf.objects(stderr, "reconcile", rest, "Node", "EndpointSlice")
 	if err != nil {
-		fmt.Fprintf(stderr, "fairslice reconcile: %v\n", err)
+		return fail(stderr, "reconcile", err)
+	}
+	in, err := slicescenario.ParseScenario(joinDocs(objs))
+	if err != nil {
+		fmt.Fprintf(stderr, "fairslice reconcile: %v\n", sourceOf(err, objs))
 		return exitFailure
 	}
-	in, err := slicerun.ParseScenario(data)
-	if err != nil {
-		fmt.Fprintf(stderr, "fairslice reconcile: %s: %v\n", rest[0], err)
-		return exitFailure
+	if sf.noSelector != nil {
+		// The controller leaves the slices of such a Service alone.
+		fmt.Fprintf(stderr, "fairslice reconcile: %v\n", sf.noSelector)
+		lengths := []int{}
+		for _, s := range in.Existing {
+			lengths = append(lengths, len(s.Endpoints))
+		}
+		slicescenario.SortDesc(lengths)
+		return writeOutcome(stdout, stderr, *out, slicescenario.Outcome{Lengths: lengths})
 	}
 	in.MaxEndpointsPerSlice = *maxPer
-	var out slicerun.Outcome
+	var res slicescenario.Outcome
 	if *upstream {
-		out, err = upstreamGuarded(in)
-		fmt.Fprintln(stdout, formatOutcome(out))
+		res, err = upstreamReconcile(in)
 		if err != nil {
+			// Any upstream error fails the command; the counts it
+			// reached are still printed.
+			if code := writeOutcome(stdout, stderr, *out, res); code != exitOK {
+				return code
+			}
 			fmt.Fprintf(stderr, "fairslice reconcile: upstream: %v\n", err)
 			return exitFailure
 		}
-		return exitOK
 	} else {
 		var plan slicer.Plan
-		out, plan, err = slicerun.Fairslice(in)
-		if err != nil && len(plan.Creates)+len(plan.Updates)+len(plan.Deletes)+len(plan.Unchanged) == 0 && out.Lengths == nil {
+		res, plan, err = slicescenario.Fairslice(in)
+		if err != nil && len(plan.Creates)+len(plan.Updates)+len(plan.Deletes)+len(plan.Unchanged) == 0 && res.Lengths == nil {
 			fmt.Fprintf(stderr, "fairslice reconcile: %v\n", err)
 			return exitFailure
 		}
@@ -107,28 +121,28 @@ func runReconcile(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "fairslice reconcile: %v\n", err)
 	}
-	fmt.Fprintln(stdout, formatOutcome(out))
+	return writeOutcome(stdout, stderr, *out, res)
+}
+
+// writeOutcome prints reconcile's result in format out.
+func writeOutcome(stdout, stderr io.Writer, out outputFormat, res slicescenario.Outcome) int {
+	text := func(w io.Writer) error {
+		_, err := fmt.Fprintln(w, formatOutcome(res))
+		return err
+	}
+	if err := out.write(stdout, res, text); err != nil {
+		return failure(stderr, "reconcile", err)
+	}
 	return exitOK
 }
 
 // formatOutcome writes the outcome as the issue specifies it:
 // {"creates": N, "updates": N, "deletes": N, "lengths": [N, N]}.
-func formatOutcome(o slicerun.Outcome) string {
+func formatOutcome(o slicescenario.Outcome) string {
 	lengths := make([]string, len(o.Lengths))
 	for i, n := range o.Lengths {
 		lengths[i] = strconv.Itoa(n)
 	}
 	return fmt.Sprintf(`{"creates": %d, "updates": %d, "deletes": %d, "lengths": [%s]}`,
 		o.Creates, o.Updates, o.Deletes, strings.Join(lengths, ", "))
-}
-
-// upstreamGuarded runs upstream, turning a panic on odd input into an
-// error.
-func upstreamGuarded(in slicerun.Input) (out slicerun.Outcome, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = errors.Join(err, fmt.Errorf("upstream panicked: %v", p))
-		}
-	}()
-	return slicerun.Upstream(in)
 }

@@ -12,7 +12,8 @@ import (
 )
 
 const routeUsage = `Usage:
-  fairslice route --node NAME [--upstream] [--min-cross-zone] SCENARIO.yaml
+  fairslice route --node NAME [--upstream] [--min-cross-zone] [-o text|json|yaml] SCENARIO.yaml...
+  fairslice route --node NAME --kubeconfig FILE --namespace NS --service NAME
 
 Route reconciles the scenario's Service as "fairslice hints" does and
 prints the endpoints kube-proxy (v1.37.2) on node NAME would send the
@@ -27,6 +28,14 @@ Output, one endpoint per line after a header:
   cluster 10.0.0.1 node=n1 zone=zone-a hints=zone-a
   local   10.0.0.1 node=n1 zone=zone-a hints=zone-a
 
+-o json (or yaml): {"node", "zone", "mode", "why", "clusterTerminating",
+"localTerminating", "cluster": [ENDPOINT], "local": [ENDPOINT]} with
+ENDPOINT {"addresses", "node", "zone", "hints": {"forZones", "forNodes"}};
+"cluster" and "local" are null when not applicable.
+
+The input, the selection of Pods and --kubeconfig are as for "fairslice
+hints".
+
 Exit status: 0 success or help, 1 unreadable or invalid scenario or an
 unknown node, 2 bad command line.
 
@@ -40,11 +49,14 @@ func runRoute(args []string, stdout, stderr io.Writer) int {
 	node := fs.String("node", "", "the node whose kube-proxy to show (required)")
 	upstream := fs.Bool("upstream", false, "reconcile with Kubernetes' own reconciler and topology cache")
 	minCross := fs.Bool("min-cross-zone", false, "use fairslice's min-cross-zone allocator for Auto hints")
+	var sf serviceFlags
+	sf.register(fs)
+	out := outputFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), routeUsage)
 		fs.PrintDefaults()
 	}
-	flags, files := splitArgs(args, map[string]bool{"node": true})
+	flags, files := splitArgs(args, valuedFlags(fs))
 	if err := fs.Parse(flags); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -55,7 +67,10 @@ func runRoute(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fairslice route: --node is required\nRun 'fairslice route --help' for usage.")
 		return exitUsage
 	}
-	sc, code := loadScenario("route", files, stderr)
+	if refuseUpstream(stderr, "route", *upstream) {
+		return exitUsage
+	}
+	sc, code := loadScenario("route", files, &sf, stderr)
 	if sc == nil {
 		return code
 	}
@@ -66,7 +81,7 @@ func runRoute(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if n == nil {
-		fmt.Fprintf(stderr, "fairslice route: node %q is not in %s\n", *node, files[0])
+		fmt.Fprintf(stderr, "fairslice route: node %q is not in the input\n", *node)
 		return exitFailure
 	}
 	var opts topology.Options
@@ -93,26 +108,75 @@ func runRoute(args []string, stdout, stderr io.Writer) int {
 	if mode == "" {
 		mode = "none"
 	}
-	fmt.Fprintf(stdout, "node %s (zone %s): mode %s: %s\n", n.Name, orDash(zone), mode, sel.Why)
-	if sel.ClusterTerminating {
-		fmt.Fprintln(stdout, "cluster endpoints fall back to serving-and-terminating endpoints: none is ready")
+	res := routeResult{Node: n.Name, Zone: zone, Mode: string(mode), Why: sel.Why,
+		ClusterTerminating: sel.ClusterTerminating, LocalTerminating: sel.LocalTerminating,
+		Cluster: routeEndpoints(eps, sel.Cluster), Local: routeEndpoints(eps, sel.Local)}
+	text := func(w io.Writer) error {
+		fmt.Fprintf(w, "node %s (zone %s): mode %s: %s\n", n.Name, orDash(zone), mode, sel.Why)
+		if sel.ClusterTerminating {
+			fmt.Fprintln(w, "cluster endpoints fall back to serving-and-terminating endpoints: none is ready")
+		}
+		if sel.LocalTerminating {
+			fmt.Fprintln(w, "local endpoints fall back to serving-and-terminating endpoints: none is ready")
+		}
+		if sel.Cluster != nil && len(sel.Cluster) == 0 {
+			fmt.Fprintln(w, "cluster (none)")
+		}
+		for _, i := range sel.Cluster {
+			fmt.Fprintf(w, "cluster %s\n", describeEndpoint(&eps[i]))
+		}
+		if sel.Local != nil && len(sel.Local) == 0 {
+			fmt.Fprintln(w, "local   (none)")
+		}
+		for _, i := range sel.Local {
+			fmt.Fprintf(w, "local   %s\n", describeEndpoint(&eps[i]))
+		}
+		return nil
 	}
-	if sel.LocalTerminating {
-		fmt.Fprintln(stdout, "local endpoints fall back to serving-and-terminating endpoints: none is ready")
-	}
-	if sel.Cluster != nil && len(sel.Cluster) == 0 {
-		fmt.Fprintln(stdout, "cluster (none)")
-	}
-	for _, i := range sel.Cluster {
-		fmt.Fprintf(stdout, "cluster %s\n", describeEndpoint(&eps[i]))
-	}
-	if sel.Local != nil && len(sel.Local) == 0 {
-		fmt.Fprintln(stdout, "local   (none)")
-	}
-	for _, i := range sel.Local {
-		fmt.Fprintf(stdout, "local   %s\n", describeEndpoint(&eps[i]))
+	if err := out.write(stdout, res, text); err != nil {
+		return failure(stderr, "route", err)
 	}
 	return exitOK
+}
+
+// routeResult is the -o json shape of route.
+type routeResult struct {
+	Node               string          `json:"node"`
+	Zone               string          `json:"zone"`
+	Mode               string          `json:"mode"`
+	Why                string          `json:"why"`
+	ClusterTerminating bool            `json:"clusterTerminating"`
+	LocalTerminating   bool            `json:"localTerminating"`
+	Cluster            []routeEndpoint `json:"cluster"`
+	Local              []routeEndpoint `json:"local"`
+}
+
+type routeEndpoint struct {
+	Addresses []string    `json:"addresses"`
+	Node      string      `json:"node"`
+	Zone      string      `json:"zone"`
+	Hints     *routeHints `json:"hints"`
+}
+
+type routeHints struct {
+	ForZones []string `json:"forZones"`
+	ForNodes []string `json:"forNodes"`
+}
+
+func routeEndpoints(eps []topology.Endpoint, idx []int) []routeEndpoint {
+	if idx == nil {
+		return nil
+	}
+	out := []routeEndpoint{}
+	for _, i := range idx {
+		e := &eps[i]
+		r := routeEndpoint{Addresses: e.Addresses, Node: e.NodeName, Zone: e.Zone}
+		if e.Hints != nil {
+			r.Hints = &routeHints{ForZones: e.Hints.ForZones, ForNodes: e.Hints.ForNodes}
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // externallyAccessible reports whether kube-proxy would apply the Service's

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/fairslice/fairslice/fairqueue/scenario"
-	"github.com/fairslice/fairslice/kube/internal/upstreamqs"
 	"github.com/fairslice/fairslice/kube/pictures"
 )
 
@@ -31,6 +30,9 @@ func (p simulatePictureFlags) check(stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fairslice simulate: --compare needs --svg or --html")
 		return exitUsage
 	}
+	if refuseUpstream(stderr, "simulate", *p.compare) {
+		return exitUsage // --compare runs upstream's engine too
+	}
 	return exitOK
 }
 
@@ -45,7 +47,7 @@ func (p simulatePictureFlags) draw(name string, s *scenario.Scenario, upstream b
 		}
 		runs := []pictures.SimulationRun{pictures.NewSimulationRun(engines[0], s, results)}
 		if *p.compare {
-			var other scenario.Engine = upstreamqs.New()
+			var other scenario.Engine = upstreamQueueSet()
 			if upstream {
 				other = scenario.NewEngine()
 			}

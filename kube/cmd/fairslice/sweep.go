@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/fairslice/fairslice/slicer"
 	"github.com/fairslice/fairslice/slicer/propagation"
 )
 
@@ -21,6 +22,11 @@ encodes the objects. It marks the size that sends the fewest bytes and the
 default, 100. A rolling update replaces every pod once, S per sync; random
 churn replaces R random pods per second for D, the controller syncing once
 per batch period (0: every replacement on its own).
+
+-o json (or yaml): {"pods", "nodes", "pattern", "replacements", "syncs",
+"minSent", "default", "rows": [{"maxEndpointsPerSlice", "slices",
+"listBytes", "writes", "watchEvents", "written", "sent"}]}, one row per size
+shown (every size with --all); byte counts are {"protobuf", "json"}.
 
 Exit status: 0 success or help, 2 bad command line.
 
@@ -41,6 +47,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&c.BatchPeriod, "batch-period", 0, "random churn: the controller's --endpoint-updates-batch-period")
 	fs.Uint64Var(&c.Seed, "seed", 0, "which pods are replaced")
 	all := fs.Bool("all", false, "print every size from 1 to 1000")
+	out := outputFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), sweepUsage)
 		fs.PrintDefaults()
@@ -67,15 +74,52 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fairslice sweep: %v\n", err)
 		return exitUsage
 	}
-	var sizes []int
+	sizes := s.ShownSizes()
 	if *all {
+		sizes = sizes[:0]
 		for i := range s.Rows {
 			sizes = append(sizes, i+1)
 		}
 	}
-	if err := s.WriteTable(stdout, sizes); err != nil {
+	text := func(w io.Writer) error { return s.WriteTable(w, sizes) }
+	if err := out.write(stdout, sweepResultOf(&s, *pattern, sizes), text); err != nil {
 		fmt.Fprintf(stderr, "fairslice sweep: %v\n", err)
 		return exitFailure
 	}
 	return exitOK
+}
+
+// sweepRow is one row of sweep's -o json shape.
+type sweepRow struct {
+	MaxEndpointsPerSlice int  `json:"maxEndpointsPerSlice"`
+	Slices               int  `json:"slices"`
+	ListBytes            size `json:"listBytes"`
+	Writes               int  `json:"writes"`
+	WatchEvents          int  `json:"watchEvents"`
+	Written              size `json:"written"`
+	Sent                 size `json:"sent"`
+}
+
+// sweepResult is sweep's -o json shape.
+type sweepResult struct {
+	Pods         int        `json:"pods"`
+	Nodes        int        `json:"nodes"`
+	Pattern      string     `json:"pattern"`
+	Replacements int        `json:"replacements"`
+	Syncs        int        `json:"syncs"`
+	MinSent      int        `json:"minSent"`
+	Default      int        `json:"default"`
+	Rows         []sweepRow `json:"rows"`
+}
+
+func sweepResultOf(s *propagation.Sweep, pattern string, sizes []int) sweepResult {
+	res := sweepResult{Pods: s.Config.Pods, Nodes: s.Config.Nodes, Pattern: pattern, Replacements: s.Replacements,
+		Syncs: s.Syncs, MinSent: s.MinSent, Default: slicer.DefaultMaxEndpointsPerSlice, Rows: []sweepRow{}}
+	for _, per := range sizes {
+		r := s.Rows[per-1]
+		p, j := s.Sent(r)
+		res.Rows = append(res.Rows, sweepRow{MaxEndpointsPerSlice: per, Slices: r.Slices, ListBytes: sizeOf(r.ListBytes),
+			Writes: r.Writes, WatchEvents: r.Writes * s.Config.Nodes, Written: sizeOf(r.Written), Sent: size{p, j}})
+	}
+	return res
 }

@@ -6,11 +6,9 @@
 package slicerun
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
-	"time"
+	"io"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -25,39 +23,40 @@ import (
 	upstream "k8s.io/endpointslice"
 	upstreamutil "k8s.io/endpointslice/util"
 
-	"github.com/fairslice/fairslice/kube/endpointslice"
+	"github.com/fairslice/fairslice/kube/internal/slicescenario"
 	"github.com/fairslice/fairslice/slicer"
 )
 
-// Input is one reconciliation: a Service, the pods its selector matches,
-// the nodes, the existing slices, and the options.
-type Input struct {
-	Service              *corev1.Service
-	Pods                 []*corev1.Pod
-	Nodes                []*corev1.Node
-	Existing             []*discovery.EndpointSlice
-	MaxEndpointsPerSlice int // 0 is 100
-	TriggerTime          time.Time
+// Input is one reconciliation (see slicescenario.Input).
+type Input = slicescenario.Input
+
+// Outcome is the result of a reconciliation (see slicescenario.Outcome).
+type Outcome = slicescenario.Outcome
+
+// ParseScenario reads a scenario file (see slicescenario.ParseScenario).
+func ParseScenario(data []byte) (Input, error) { return slicescenario.ParseScenario(data) }
+
+// WriteScenario writes a scenario file (see slicescenario.WriteScenario).
+func WriteScenario(w io.Writer, in Input, comment string) error {
+	return slicescenario.WriteScenario(w, in, comment)
 }
 
-// Outcome is what "fairslice reconcile" prints: the API calls issued and
-// the endpoint counts of the Service's slices afterwards, largest first (a
-// placeholder counts as 0).
-type Outcome struct {
-	Creates int   `json:"creates"`
-	Updates int   `json:"updates"`
-	Deletes int   `json:"deletes"`
-	Lengths []int `json:"lengths"`
-	// Content is what the Service's slices hold afterwards (not printed).
-	Content Content `json:"-"`
+// Content is what a reconciliation leaves in the slices (see
+// slicescenario.Content).
+type Content = slicescenario.Content
+
+// ContentOf returns the content of the given slices (see
+// slicescenario.ContentOf).
+func ContentOf(s []*discovery.EndpointSlice) Content { return slicescenario.ContentOf(s) }
+
+// PlanContent returns the content after plan is applied to existing (see
+// slicescenario.PlanContent).
+func PlanContent(plan slicer.Plan, existing []*discovery.EndpointSlice) (Content, error) {
+	return slicescenario.PlanContent(plan, existing)
 }
 
-func (in *Input) max() int {
-	if in.MaxEndpointsPerSlice == 0 {
-		return slicer.DefaultMaxEndpointsPerSlice
-	}
-	return in.MaxEndpointsPerSlice
-}
+// Fairslice runs in through fairslice (see slicescenario.Fairslice).
+func Fairslice(in Input) (Outcome, slicer.Plan, error) { return slicescenario.Fairslice(in) }
 
 // NodeLister returns a lister over nodes, without an informer.
 func NodeLister(nodes []*corev1.Node) corelisters.NodeLister {
@@ -107,7 +106,7 @@ func NewFakeClient(slices []*discovery.EndpointSlice) *fake.Clientset {
 // one, for instance with a pod on a missing node).
 func Upstream(in Input) (Outcome, error) {
 	client := NewFakeClient(in.Existing)
-	r := upstream.NewReconciler(client, NodeLister(in.Nodes), int32(in.max()), upstreamutil.NewEndpointSliceTracker(),
+	r := upstream.NewReconciler(client, NodeLister(in.Nodes), int32(in.Max()), upstreamutil.NewEndpointSliceTracker(),
 		nil, &record.FakeRecorder{}, slicer.DefaultControllerName)
 	existing := make([]*discovery.EndpointSlice, len(in.Existing))
 	for i, s := range in.Existing {
@@ -142,55 +141,7 @@ func Upstream(in Input) (Outcome, error) {
 		out.Lengths = append(out.Lengths, len(list.Items[i].Endpoints))
 		final[i] = &list.Items[i]
 	}
-	out.Content = ContentOf(final)
-	sortDesc(out.Lengths)
+	out.Content = slicescenario.ContentOf(final)
+	slicescenario.SortDesc(out.Lengths)
 	return out, err
 }
-
-// Fairslice runs in through the adapter and the slicer. The error joins
-// the adapter's per-pod problems (the plan still covers the other pods)
-// and any failure of the slicer (then the outcome is empty).
-func Fairslice(in Input) (Outcome, slicer.Plan, error) {
-	var conv endpointslice.Converter
-	desired, derr := conv.Desired(in.Service, in.Pods, NodeLister(in.Nodes))
-	existing, err := conv.Existing(in.Existing)
-	if err != nil {
-		return Outcome{}, slicer.Plan{}, err
-	}
-	plan, err := slicer.Reconcile(endpointslice.ServiceFacts(in.Service, in.TriggerTime), desired, existing,
-		slicer.Options{MaxEndpointsPerSlice: in.max()})
-	if err != nil {
-		return Outcome{}, plan, err
-	}
-	out := Outcome{Creates: len(plan.Creates), Updates: len(plan.Updates), Deletes: len(plan.Deletes), Lengths: Lengths(plan, existing)}
-	if out.Content, err = PlanContent(plan, in.Existing); err != nil {
-		return Outcome{}, plan, err
-	}
-	return out, plan, derr
-}
-
-// Lengths returns the endpoint counts of the slices after plan is applied
-// to existing, largest first.
-func Lengths(plan slicer.Plan, existing []slicer.Slice) []int {
-	final := map[string]int{}
-	for _, s := range existing {
-		final[s.Name] = len(s.Endpoints)
-	}
-	for _, s := range plan.Deletes {
-		delete(final, s.Name)
-	}
-	for _, s := range plan.Updates {
-		final[s.Name] = len(s.Endpoints)
-	}
-	out := []int{}
-	for _, n := range final {
-		out = append(out, n)
-	}
-	for _, s := range plan.Creates {
-		out = append(out, len(s.Endpoints))
-	}
-	sortDesc(out)
-	return out
-}
-
-func sortDesc(s []int) { slices.SortFunc(s, func(a, b int) int { return cmp.Compare(b, a) }) }

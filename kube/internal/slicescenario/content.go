@@ -1,4 +1,4 @@
-package slicerun
+package slicescenario
 
 import (
 	"fmt"

@@ -1,15 +1,18 @@
-package slicerun
+package slicescenario
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
@@ -33,6 +36,18 @@ func ParseScenario(data []byte) (Input, error) {
 		var tm metav1.TypeMeta
 		if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
 			errs = append(errs, fmt.Errorf("document %d: %w", i+1, err))
+			continue
+		}
+		var meta metav1.ObjectMeta
+		_ = yaml.Unmarshal([]byte(doc), &struct {
+			Metadata *metav1.ObjectMeta `json:"metadata"`
+		}{&meta})
+		where := fmt.Sprintf("document %d", i+1)
+		if tm.Kind != "" {
+			where = fmt.Sprintf("%s (%s %q)", where, tm.Kind, meta.Name)
+		}
+		if err := checkQuantities([]byte(doc)); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", where, err))
 			continue
 		}
 		var err error
@@ -66,7 +81,7 @@ func ParseScenario(data []byte) (Input, error) {
 			err = fmt.Errorf("kind: %q is not Service, Pod, Node or EndpointSlice", tm.Kind)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("document %d: %w", i+1, err))
+			errs = append(errs, fmt.Errorf("%s: %w", where, err))
 		}
 	}
 	if in.Service == nil && len(errs) == 0 {
@@ -77,6 +92,45 @@ func ParseScenario(data []byte) (Input, error) {
 	}
 	Default(&in)
 	return in, nil
+}
+
+// checkQuantities names the field of a resource quantity that does not
+// parse (a Node's status.allocatable and status.capacity, a container's
+// resources), which strict decoding reports without the field.
+func checkQuantities(doc []byte) error {
+	type resources struct {
+		Requests map[string]string `json:"requests"`
+		Limits   map[string]string `json:"limits"`
+	}
+	var obj struct {
+		Status struct {
+			Allocatable map[string]string `json:"allocatable"`
+			Capacity    map[string]string `json:"capacity"`
+		} `json:"status"`
+		Spec struct {
+			Containers []struct {
+				Resources resources `json:"resources"`
+			} `json:"containers"`
+		} `json:"spec"`
+	}
+	if yaml.Unmarshal(doc, &obj) != nil {
+		return nil // strict decoding reports it
+	}
+	var errs []error
+	check := func(field string, m map[string]string) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if _, err := resource.ParseQuantity(m[k]); err != nil {
+				errs = append(errs, fmt.Errorf("%s.%s: %q is not a quantity", field, k, m[k]))
+			}
+		}
+	}
+	check("status.allocatable", obj.Status.Allocatable)
+	check("status.capacity", obj.Status.Capacity)
+	for i, c := range obj.Spec.Containers {
+		check(fmt.Sprintf("spec.containers[%d].resources.requests", i), c.Resources.Requests)
+		check(fmt.Sprintf("spec.containers[%d].resources.limits", i), c.Resources.Limits)
+	}
+	return errors.Join(errs...)
 }
 
 func stripComments(doc string) string {
