@@ -1,6 +1,10 @@
 package main
 
 import (
+	"path/filepath"
+
+	"github.com/fairslice/fairslice/kube/pictures"
+
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -91,5 +95,25 @@ func TestSimulateAuditLogNoisyFlow(t *testing.T) {
 	code, stdout, _ = invoke("simulate", "--audit-log", writeTemp(t, "a.log", b.String()), "--server-concurrency", "20")
 	if code != exitOK || !strings.Contains(stdout, "301 requests replayed") || !strings.Contains(stdout, "global-default/noisy") {
 		t.Errorf("simulate --audit-log (text) = %d:\n%s", code, stdout)
+	}
+	// The picture of the replay is global-default's run: its flows'
+	// dispatches and rejections are the counts the JSON reports.
+	svg := filepath.Join(t.TempDir(), "replay.svg")
+	stdin = strings.NewReader(b.String())
+	if code, _, stderr := invoke("simulate", "--audit-log", "-", "--server-concurrency", "20", "--svg", svg); code != exitOK {
+		t.Fatalf("simulate --audit-log --svg = %d; stderr %s", code, stderr)
+	}
+	var data pictures.SimulationData
+	readPicture(t, svg, &data)
+	if len(data.Runs) != 1 || len(data.Runs[0].Flows) != 2 {
+		t.Fatalf("picture data = %d runs; want one run of two flows", len(data.Runs))
+	}
+	var dispatched, ended int
+	for _, f := range data.Runs[0].Flows {
+		dispatched += len(f.Dispatches)
+		ended += len(f.Rejections)
+	}
+	if l := got.Levels[0]; dispatched != l.Dispatched || ended != l.Rejected+l.TimedOut {
+		t.Errorf("picture: %d dispatched, %d rejected or timed out; the JSON says %d and %d", dispatched, ended, l.Dispatched, l.Rejected+l.TimedOut)
 	}
 }

@@ -80,10 +80,19 @@ type replayResult struct {
 	Skipped  int            `json:"skipped"`
 	Levels   []*replayStats `json:"levels"`
 	Flows    []*replayStats `json:"flows"`
+	// runs holds each level's scenario and results, by level name, for
+	// the picture.
+	runs map[string]levelRun
+}
+
+// levelRun is one level's replay.
+type levelRun struct {
+	scenario *scenario.Scenario
+	results  []scenario.Result
 }
 
 // run implements simulate --audit-log.
-func (r *replayFlags) run(out outputFormat, stdout, stderr io.Writer) int {
+func (r *replayFlags) run(out outputFormat, pic simulatePictureFlags, stdout, stderr io.Writer) int {
 	if r.serverConcurrency <= 0 {
 		return usageError(stderr, "simulate", "--server-concurrency must be a positive number")
 	}
@@ -106,7 +115,20 @@ func (r *replayFlags) run(out outputFormat, stdout, stderr io.Writer) int {
 	if err := out.write(stdout, res, res.writeText); err != nil {
 		return failure(stderr, "simulate", err)
 	}
-	return exitOK
+	if !pic.wanted() {
+		return exitOK
+	}
+	// The picture shows the first level of the report (the one with the
+	// most rejections and time-outs) that has a concurrency limit; an
+	// exempt level has no queues to draw.
+	for _, l := range res.Levels {
+		if l.ConcurrencyLimit != nil {
+			run := res.runs[l.PriorityLevel]
+			return pic.draw("priority level "+l.PriorityLevel, run.scenario, false, run.results, stderr)
+		}
+	}
+	fmt.Fprintln(stderr, "fairslice simulate: no picture: every request of the audit log is exempt")
+	return exitFailure
 }
 
 // replay classifies reqs and runs each non-exempt level's requests through
@@ -138,7 +160,7 @@ func replay(cfg *flowschema.Config, serverConcurrency int, defaultDuration time.
 		}
 		byLevel[d.PriorityLevel] = append(byLevel[d.PriorityLevel], member{i, d})
 	}
-	res := &replayResult{Requests: len(reqs), Levels: []*replayStats{}, Flows: []*replayStats{}}
+	res := &replayResult{Requests: len(reqs), Levels: []*replayStats{}, Flows: []*replayStats{}, runs: map[string]levelRun{}}
 	flows := map[[3]string]*replayStats{}
 	for _, name := range order {
 		members := byLevel[name]
@@ -176,6 +198,7 @@ func replay(cfg *flowschema.Config, serverConcurrency int, defaultDuration time.
 			f.add(results[k], s.Requests[k].Arrival)
 		}
 		res.Levels = append(res.Levels, level)
+		res.runs[name] = levelRun{s, results}
 	}
 	for _, s := range append(res.Levels, res.Flows...) {
 		s.finish()

@@ -93,6 +93,8 @@ STATS {"priorityLevel", "flowSchema" and "distinguisher" (flows only),
 --svg FILE and --html FILE also draw the run: per flow, requests waiting
 and executing over time (rejections and dispatches marked), the wait-time
 CDF and the outcomes; --compare runs the other engine too and draws both.
+With --audit-log the picture is of the first level the report lists that
+has a concurrency limit (the one with the most rejections and time-outs).
 
 Exit status: 0 success or help, 1 unreadable or invalid scenario (every
 problem is listed, naming the request and field), 2 bad command line.
@@ -118,14 +120,14 @@ func runSimulate(args []string, stdout, stderr io.Writer) int {
 	if stop {
 		return code
 	}
+	if code := pic.check(stderr); code != exitOK {
+		return code
+	}
 	if rf.auditLog != "" {
 		if len(files) > 0 || *upstream || *summary {
 			return usageError(stderr, "simulate", "--audit-log takes no scenario file, --upstream or --summary")
 		}
-		return rf.run(*out, stdout, stderr)
-	}
-	if code := pic.check(stderr); code != exitOK {
-		return code
+		return rf.run(*out, pic, stdout, stderr)
 	}
 	if len(files) != 1 {
 		msg := "missing scenario file"
