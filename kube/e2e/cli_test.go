@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -93,6 +94,42 @@ func TestCLIAgainstRealAPIServer(t *testing.T) {
 		}
 		if err := json.Unmarshal([]byte(stdout), &l); code != 0 || err != nil || len(l.Levels) < 8 {
 			t.Errorf("limits --kubeconfig = %d, %q (%v), stderr %q; want the bootstrap levels", code, stdout, err, stderr)
+		}
+		// classify reads the cluster's configuration and the requests
+		// from standard input.
+		code, stdout, stderr = cliRun(t, bin, `{"user":"system:node:n1","groups":["system:nodes","system:authenticated"],"verb":"get","resource":"nodes","name":"n1"}`,
+			"classify", "--kubeconfig", kc, "-")
+		var c struct{ FlowSchema, PriorityLevel string }
+		if err := json.Unmarshal([]byte(stdout), &c); code != 0 || err != nil || c.FlowSchema != "system-node-high" || c.PriorityLevel != "node-high" {
+			t.Errorf("classify --kubeconfig = %d, %q (%v), stderr %q; want system-node-high/node-high", code, stdout, err, stderr)
+		}
+		// lint sees a FlowSchema created through the API that names a
+		// missing level.
+		fs := &flowcontrolv1.FlowSchema{ObjectMeta: metav1.ObjectMeta{Name: "cli-dangles"},
+			Spec: flowcontrolv1.FlowSchemaSpec{
+				PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "no-such-level"},
+				MatchingPrecedence:         500,
+				Rules: []flowcontrolv1.PolicyRulesWithSubjects{{
+					Subjects:         []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindGroup, Group: &flowcontrolv1.GroupSubject{Name: "g"}}},
+					NonResourceRules: []flowcontrolv1.NonResourcePolicyRule{{Verbs: []string{"*"}, NonResourceURLs: []string{"/x"}}},
+				}},
+			}}
+		if _, err := srv.Client.FlowcontrolV1().FlowSchemas().Create(ctx, fs, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr = cliRun(t, bin, "", "lint", "--kubeconfig", kc, "-o", "json")
+		var lint struct {
+			Findings []struct{ Kind, Name string }
+		}
+		found := false
+		if err := json.Unmarshal([]byte(stdout), &lint); err != nil {
+			t.Errorf("lint --kubeconfig -o json: %v\n%s", err, stdout)
+		}
+		for _, f := range lint.Findings {
+			found = found || f.Kind == "dangling" && f.Name == "cli-dangles"
+		}
+		if code != 1 || !found {
+			t.Errorf("lint --kubeconfig = %d, %q, stderr %q; want exit 1 and cli-dangles dangling", code, stdout, stderr)
 		}
 	})
 
