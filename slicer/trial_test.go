@@ -184,6 +184,14 @@ func TestMax1000Accepted(t *testing.T) {
 	if _, err := NewReconciler(Options{MaxEndpointsPerSlice: 1001}); err == nil {
 		t.Error("NewReconciler(max 1001): no error")
 	}
+	// 0 is the default, 100, not an error.
+	if _, err := NewReconciler(Options{}); err != nil {
+		t.Errorf("NewReconciler(max 0) = %v, want the default", err)
+	}
+	p = mustReconcile(t, testService(), v4group(eps[:150], port80), nil, Options{})
+	if got := countsOf(p, nil); !cmp.Equal(got.Lengths, []int{100, 50}) {
+		t.Errorf("Reconcile(150 endpoints, max 0) lengths = %v, want [100 50]", got.Lengths)
+	}
 }
 
 func names(ss []Slice) []string {
