@@ -3,7 +3,7 @@ package topology
 import (
 	"time"
 
-	"github.com/fairslice/fairslice/kube/endpointslice"
+	"github.com/fairslice/fairslice/kube/endpointslice/adapter"
 	"github.com/fairslice/fairslice/slicer"
 	"github.com/fairslice/fairslice/topology"
 	corev1 "k8s.io/api/core/v1"
@@ -66,7 +66,7 @@ type Run struct {
 	// Events are the topology events of the sync.
 	Events []topology.Event
 	// Problems reports pods left out of the endpoints (a missing node, an
-	// unparsable IP), as kube/endpointslice.Converter.Desired reports them;
+	// unparsable IP), as kube/adapter.Converter.Desired reports them;
 	// nil if none.
 	Problems error
 	// Capacity is the zone capacity from the scenario's nodes.
@@ -96,12 +96,12 @@ func RunScenario(sc *Scenario, opts topology.Options) (*Run, error) {
 	for _, n := range sc.Nodes {
 		getter[n.Name] = n
 	}
-	var conv endpointslice.Converter
+	var conv adapter.Converter
 	groups, problems := conv.Desired(sc.Service, sc.Pods, getter)
 	if groups == nil && problems != nil {
 		return nil, problems
 	}
-	svc := endpointslice.ServiceFacts(sc.Service, time.Time{})
+	svc := adapter.ServiceFacts(sc.Service, time.Time{})
 	svc.TopologyHints = true
 	if svc.UID == "" {
 		svc.UID = "scenario-uid"

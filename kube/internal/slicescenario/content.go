@@ -8,7 +8,7 @@ import (
 
 	discovery "k8s.io/api/discovery/v1"
 
-	"github.com/fairslice/fairslice/kube/endpointslice"
+	"github.com/fairslice/fairslice/kube/endpointslice/adapter"
 	"github.com/fairslice/fairslice/slicer"
 )
 
@@ -45,7 +45,7 @@ func ContentOf(slices_ []*discovery.EndpointSlice) Content {
 // PlanContent returns the content of existing after plan, with the
 // objects Objects builds for it.
 func PlanContent(plan slicer.Plan, existing []*discovery.EndpointSlice) (Content, error) {
-	creates, updates, deletes, err := endpointslice.Objects(plan, existing)
+	creates, updates, deletes, err := adapter.Objects(plan, existing)
 	if err != nil {
 		return Content{}, err
 	}

@@ -15,7 +15,7 @@ import (
 	discovery "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/fairslice/fairslice/kube/endpointslice"
+	"github.com/fairslice/fairslice/kube/endpointslice/adapter"
 	"github.com/fairslice/fairslice/slicer"
 )
 
@@ -51,7 +51,7 @@ func (in *Input) Max() int {
 	return in.MaxEndpointsPerSlice
 }
 
-// Nodes looks nodes up by name, as endpointslice.NodeGetter wants, without
+// Nodes looks nodes up by name, as adapter.NodeGetter wants, without
 // an informer or a lister.
 type Nodes map[string]*corev1.Node
 
@@ -76,13 +76,13 @@ func (m Nodes) Get(name string) (*corev1.Node, error) {
 // the adapter's per-pod problems (the plan still covers the other pods)
 // and any failure of the slicer (then the outcome is empty).
 func Fairslice(in Input) (Outcome, slicer.Plan, error) {
-	var conv endpointslice.Converter
+	var conv adapter.Converter
 	desired, derr := conv.Desired(in.Service, in.Pods, NodesOf(in.Nodes))
 	existing, err := conv.Existing(in.Existing)
 	if err != nil {
 		return Outcome{}, slicer.Plan{}, err
 	}
-	plan, err := slicer.Reconcile(endpointslice.ServiceFacts(in.Service, in.TriggerTime), desired, existing,
+	plan, err := slicer.Reconcile(adapter.ServiceFacts(in.Service, in.TriggerTime), desired, existing,
 		slicer.Options{MaxEndpointsPerSlice: in.Max()})
 	if err != nil {
 		return Outcome{}, plan, err

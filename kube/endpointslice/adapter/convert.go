@@ -1,4 +1,4 @@
-package endpointslice
+package adapter
 
 import (
 	"errors"
@@ -413,7 +413,7 @@ func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer
 	if ns == svc.Namespace {
 		ns = svc.Namespace
 	}
-	conds := slicer.PodConditions(podReady(pod), pod.DeletionTimestamp != nil, pnr)
+	conds := slicer.PodConditions(PodReady(pod), pod.DeletionTimestamp != nil, pnr)
 	block := 64
 	if fresh {
 		block = max(block, left)
@@ -541,7 +541,8 @@ func findPort(pod *corev1.Pod, sp *corev1.ServicePort) (int32, bool) {
 	return 0, false
 }
 
-func podReady(pod *corev1.Pod) bool {
+// PodReady reports whether pod's Ready condition is true.
+func PodReady(pod *corev1.Pod) bool {
 	for i := range pod.Status.Conditions {
 		if pod.Status.Conditions[i].Type == corev1.PodReady {
 			return pod.Status.Conditions[i].Status == corev1.ConditionTrue

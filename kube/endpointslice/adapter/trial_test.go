@@ -1,4 +1,4 @@
-package endpointslice
+package adapter
 
 import (
 	"errors"
