@@ -56,4 +56,16 @@
 //
 //	s, _ := endpointslice.NewSyncer(slicer.Options{}) // one per worker
 //	plan, skipped, err := s.Plan(endpointslice.ServiceFacts(svc, triggerTime), svc, pods, nodeLister, slices)
+//
+// The conversion lives in package adapter (no client-go import) and is
+// re-exported here. This package adds the controllers around it:
+// NewController has the signature of upstream's
+// pkg/controller/endpointslice.NewController, so a controller switches by
+// changing the import, and NewControllerWithOptions adds compaction, the
+// min-cross-zone allocator and hysteresis, the managed-by name, a
+// Prometheus registerer and an event recorder. Both run upstream's work
+// queue, batch period, stale-informer guard, trigger times, events and
+// endpoint_slice_controller_* metrics. NewMirroringController does the same
+// for custom Endpoints objects (EndpointsFromAPI converts them). kube/e2e
+// runs the controller next to upstream's on real kube-apiservers.
 package endpointslice
