@@ -1,15 +1,14 @@
 package flowschema
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/fairslice/fairslice/internal/yamldocs"
 )
 
 // Decode reads FlowSchemas and PriorityLevelConfigurations from Kubernetes
@@ -21,81 +20,16 @@ import (
 // empty. Unknown fields are ignored; no defaults are applied (see
 // Config.SetDefaults).
 func Decode(data []byte) (*Config, error) {
-	docs, err := splitDocuments(data)
-	if err != nil {
-		return nil, err
-	}
 	cfg := &Config{}
-	for i, doc := range docs {
-		if err := cfg.addDocument(doc, fmt.Sprintf("document %d", i+1)); err != nil {
+	for _, doc := range yamldocs.Split(data) {
+		if doc.Err != nil {
+			return nil, fmt.Errorf("flowschema: %w", doc.Err)
+		}
+		if err := cfg.addDocument(doc.JSON, fmt.Sprintf("document %d", doc.N)); err != nil {
 			return nil, err
 		}
 	}
 	return cfg, nil
-}
-
-// splitDocuments turns data into JSON documents.
-func splitDocuments(data []byte) ([]json.RawMessage, error) {
-	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
-		var docs []json.RawMessage
-		dec := json.NewDecoder(bytes.NewReader(trimmed))
-		for {
-			var raw json.RawMessage
-			err := dec.Decode(&raw)
-			if err == io.EOF {
-				return docs, nil
-			}
-			if err != nil {
-				return nil, fmt.Errorf("flowschema: JSON document %d: %w", len(docs)+1, err)
-			}
-			docs = append(docs, raw)
-		}
-	}
-	var docs []json.RawMessage
-	for i, y := range splitYAML(data) {
-		if len(bytes.TrimSpace(stripComments(y))) == 0 {
-			continue
-		}
-		j, err := yaml.YAMLToJSON(y)
-		if err != nil {
-			return nil, fmt.Errorf("flowschema: YAML document %d: %w", i+1, err)
-		}
-		if bytes.Equal(bytes.TrimSpace(j), []byte("null")) {
-			continue
-		}
-		docs = append(docs, j)
-	}
-	return docs, nil
-}
-
-// splitYAML splits a YAML stream at "---" document separators.
-func splitYAML(data []byte) [][]byte {
-	var docs [][]byte
-	var cur bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), len(data)+1)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "---") && strings.TrimSpace(strings.TrimPrefix(line, "---")) == "" {
-			docs = append(docs, bytes.Clone(cur.Bytes()))
-			cur.Reset()
-			continue
-		}
-		cur.WriteString(line)
-		cur.WriteByte('\n')
-	}
-	return append(docs, cur.Bytes())
-}
-
-func stripComments(doc []byte) []byte {
-	var out []byte
-	for line := range bytes.Lines(doc) {
-		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
-			out = append(out, line...)
-		}
-	}
-	return out
 }
 
 type header struct {

@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"sigs.k8s.io/yaml"
+
+	"github.com/fairslice/fairslice/internal/yamldocs"
 )
 
 // Scenario is one Service with its Nodes and Pods, as the fairslice hints
@@ -21,8 +20,6 @@ type Scenario struct {
 	Pods    []*corev1.Pod
 }
 
-var docSeparator = regexp.MustCompile(`(?m)^---[ \t]*$`)
-
 // ParseScenario reads Kubernetes YAML (or JSON) documents separated by
 // "---": exactly one Service, any number of Nodes and Pods. Errors name the
 // document, the object and the field: a malformed document, an unknown
@@ -32,16 +29,13 @@ func ParseScenario(data []byte) (*Scenario, error) {
 	sc := &Scenario{}
 	var errs []error
 	nodes, pods := map[string]bool{}, map[string]bool{}
-	for i, doc := range docSeparator.Split(string(data), -1) {
-		if strings.TrimSpace(stripComments(doc)) == "" {
+	for _, doc := range yamldocs.Split(data) {
+		if doc.Err != nil {
+			errs = append(errs, doc.Err)
 			continue
 		}
-		where := fmt.Sprintf("document %d", i+1)
-		j, err := yaml.YAMLToJSON([]byte(doc))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %v", where, err))
-			continue
-		}
+		where := fmt.Sprintf("document %d", doc.N)
+		j := doc.JSON
 		var head struct {
 			Kind     string `json:"kind"`
 			Metadata struct {
@@ -128,16 +122,6 @@ func orNone(kind string) string {
 		return "no kind"
 	}
 	return kind
-}
-
-func stripComments(doc string) string {
-	var b strings.Builder
-	for line := range strings.SplitSeq(doc, "\n") {
-		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
-			b.WriteString(line + "\n")
-		}
-	}
-	return b.String()
 }
 
 // strictUnmarshal decodes JSON into v, rejecting unknown fields so that a

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/fairslice/fairslice/internal/yamldocs"
 )
 
 // The input grammar every command shares: files or "-" for standard input;
@@ -88,15 +89,15 @@ func readObjects(names ...string) ([]object, error) {
 
 // parseObjects splits data into objects; source names the input.
 func parseObjects(source string, data []byte) ([]object, error) {
-	docs, err := splitDocs(data)
-	if err != nil {
+	docs := yamldocs.Split(data)
+	if err := yamldocs.FirstErr(docs); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	var objs []object
 	var errs []error
-	for i, doc := range docs {
-		where := fmt.Sprintf("%s: document %d", source, i+1)
-		got, err := expandObject(where, doc, "")
+	for _, doc := range docs {
+		where := fmt.Sprintf("%s: document %d", source, doc.N)
+		got, err := expandObject(where, doc.Text, "")
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -104,59 +105,6 @@ func parseObjects(source string, data []byte) ([]object, error) {
 		objs = append(objs, got...)
 	}
 	return objs, errors.Join(errs...)
-}
-
-// splitDocs turns data into documents: concatenated JSON values, or YAML
-// documents separated by "---" lines (comments and empty documents
-// skipped).
-func splitDocs(data []byte) ([][]byte, error) {
-	trimmed := bytes.TrimSpace(data)
-	var docs [][]byte
-	if len(trimmed) > 0 && trimmed[0] == '{' {
-		dec := json.NewDecoder(bytes.NewReader(trimmed))
-		for {
-			var raw json.RawMessage
-			err := dec.Decode(&raw)
-			if err == io.EOF {
-				return docs, nil
-			}
-			if err != nil {
-				return nil, fmt.Errorf("JSON document %d: %w", len(docs)+1, err)
-			}
-			docs = append(docs, raw)
-		}
-	}
-	for i, y := range yamlDocs(data) {
-		j, err := yaml.YAMLToJSON(y)
-		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", i+1, err)
-		}
-		if t := bytes.TrimSpace(j); len(t) == 0 || bytes.Equal(t, []byte("null")) {
-			continue
-		}
-		docs = append(docs, y)
-	}
-	return docs, nil
-}
-
-var docSeparator = regexp.MustCompile(`^---\s*$`)
-
-// yamlDocs splits a YAML stream at "---" lines.
-func yamlDocs(data []byte) [][]byte {
-	var docs [][]byte
-	var cur bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), len(data)+1)
-	for sc.Scan() {
-		if docSeparator.MatchString(sc.Text()) {
-			docs = append(docs, bytes.Clone(cur.Bytes()))
-			cur.Reset()
-			continue
-		}
-		cur.Write(sc.Bytes())
-		cur.WriteByte('\n')
-	}
-	return append(docs, cur.Bytes())
 }
 
 // expandObject returns the object in doc, or the items of a list;
