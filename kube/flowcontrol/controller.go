@@ -276,7 +276,7 @@ func (c *Controller) Handle(ctx context.Context, requestDigest utilflowcontrol.R
 			klog.ErrorS(err, "flowcontrol: request not admitted")
 			return
 		}
-		if !rej.Classification.Exempt {
+		if upstreamMetrics && !rej.Classification.Exempt {
 			// Upstream labels a request that left its queue (time-out) as
 			// execute="true", one rejected on arrival as "false".
 			observeQueueWait(ctx, rej.Classification.PriorityLevel, rej.Classification.FlowSchema, rej.Reason == fairqueue.ReasonTimeOut, k.wait)
@@ -285,11 +285,13 @@ func (c *Controller) Handle(ctx context.Context, requestDigest utilflowcontrol.R
 	}
 	// The observer's Finished event observes the execution duration.
 	defer t.Finish()
-	cl := t.Classification()
-	if !cl.Exempt {
-		observeQueueWait(ctx, cl.PriorityLevel, cl.FlowSchema, true, k.wait)
+	if upstreamMetrics {
+		cl := t.Classification()
+		if !cl.Exempt {
+			observeQueueWait(ctx, cl.PriorityLevel, cl.FlowSchema, true, k.wait)
+		}
+		metrics.AddDispatch(ctx, cl.PriorityLevel, cl.FlowSchema)
 	}
-	metrics.AddDispatch(ctx, cl.PriorityLevel, cl.FlowSchema)
 	execFn()
 }
 

@@ -105,44 +105,58 @@ func (o *observer) Estimated(apf.RequestEvent, fairqueue.WorkEstimate) {}
 // Enqueued implements apf.Observer.
 func (o *observer) Enqueued(ev apf.RequestEvent, queueLength int) {
 	k := callOf(&ev)
+	if k != nil && k.queueNote != nil {
+		k.queueNote(true)
+	}
+	if !upstreamMetrics {
+		return
+	}
 	ctx := ctxOf(k)
 	// Upstream samples the queue's length before the request joins it.
 	metrics.ObserveQueueLength(ctx, ev.PriorityLevel, ev.FlowSchema, queueLength-1)
 	metrics.AddRequestsInQueues(ctx, ev.PriorityLevel, ev.FlowSchema, 1)
 	metrics.AddSeatsInQueues(ctx, ev.PriorityLevel, ev.FlowSchema, ev.Seats)
-	if k != nil && k.queueNote != nil {
-		k.queueNote(true)
-	}
 	g := o.gauges(k, &ev)
 	g.waiting.Add(1)
 	g.seatsWaiting.Add(int64(ev.Seats))
 	g.setDemand()
 }
 
-func (o *observer) dequeued(ctx context.Context, k *call, ev *apf.RequestEvent, g *levelGauges) {
-	metrics.AddRequestsInQueues(ctx, ev.PriorityLevel, ev.FlowSchema, -1)
-	metrics.AddSeatsInQueues(ctx, ev.PriorityLevel, ev.FlowSchema, -ev.Seats)
+// dequeued reports a queued request leaving its queue (dispatched or
+// rejected); it returns the level's gauges (nil without metrics).
+func (o *observer) dequeued(k *call, ev *apf.RequestEvent) *levelGauges {
 	if k != nil && k.queueNote != nil {
 		k.queueNote(false)
 	}
+	if !upstreamMetrics {
+		return nil
+	}
+	ctx := ctxOf(k)
+	metrics.AddRequestsInQueues(ctx, ev.PriorityLevel, ev.FlowSchema, -1)
+	metrics.AddSeatsInQueues(ctx, ev.PriorityLevel, ev.FlowSchema, -ev.Seats)
+	g := o.gauges(k, ev)
 	g.waiting.Add(-1)
 	g.seatsWaiting.Add(-int64(ev.Seats))
+	return g
 }
 
 // Dispatched implements apf.Observer. The wait it carries is the one
 // Handle reports to the wait-duration histogram.
 func (o *observer) Dispatched(ev apf.RequestEvent) {
 	k := callOf(&ev)
-	ctx := ctxOf(k)
-	g := o.gauges(k, &ev)
 	if k != nil {
 		k.wait = ev.Wait
 	}
 	if ev.Queued {
-		o.dequeued(ctx, k, &ev, g)
+		o.dequeued(k, &ev)
 	}
+	if !upstreamMetrics {
+		return
+	}
+	ctx := ctxOf(k)
 	metrics.AddRequestsExecuting(ctx, ev.PriorityLevel, ev.FlowSchema, 1)
 	metrics.AddSeatConcurrencyInUse(ev.PriorityLevel, ev.FlowSchema, ev.Seats)
+	g := o.gauges(k, &ev)
 	g.executing.Add(1)
 	g.execSeats.Add(float64(ev.Seats))
 	g.seatsInUse.Add(int64(ev.Seats))
@@ -153,15 +167,16 @@ func (o *observer) Dispatched(ev apf.RequestEvent) {
 // Handle reports to the wait-duration histogram.
 func (o *observer) Rejected(ev apf.RequestEvent, reason fairqueue.Reason) {
 	k := callOf(&ev)
-	ctx := ctxOf(k)
 	if k != nil {
 		k.wait = ev.Wait
 	}
-	metrics.AddReject(ctx, ev.PriorityLevel, ev.FlowSchema, string(reason))
+	if upstreamMetrics {
+		metrics.AddReject(ctxOf(k), ev.PriorityLevel, ev.FlowSchema, string(reason))
+	}
 	if ev.Queued {
-		g := o.gauges(k, &ev)
-		o.dequeued(ctx, k, &ev, g)
-		g.setDemand()
+		if g := o.dequeued(k, &ev); g != nil {
+			g.setDemand()
+		}
 	}
 }
 
@@ -169,6 +184,9 @@ func (o *observer) Rejected(ev apf.RequestEvent, reason fairqueue.Reason) {
 // from dispatch to Finish, as apf measured it. Handle calls Finish before
 // it returns, so the call (and its context) is still the request's.
 func (o *observer) Finished(ev apf.RequestEvent, execution time.Duration) {
+	if !upstreamMetrics {
+		return
+	}
 	k := callOf(&ev)
 	ctx := ctxOf(k)
 	metrics.ObserveExecutionDuration(ctx, ev.PriorityLevel, ev.FlowSchema, execution)
@@ -180,6 +198,9 @@ func (o *observer) Finished(ev apf.RequestEvent, execution time.Duration) {
 // phase this comes after Handle returned; its call is then not reused
 // (call.lingers), so its gauges are still at hand.
 func (o *observer) SeatsReleased(ev apf.RequestEvent) {
+	if !upstreamMetrics {
+		return
+	}
 	metrics.AddSeatConcurrencyInUse(ev.PriorityLevel, ev.FlowSchema, -ev.Seats)
 	g := o.gauges(callOf(&ev), &ev)
 	g.execSeats.Add(-float64(ev.Seats))
@@ -208,11 +229,17 @@ func (o *observer) LevelRemoved(pl string) { o.c.ForgetPriorityLevel(pl) }
 
 // DispatchStats implements apf.DispatchObserver.
 func (o *observer) DispatchStats(pl string, s fairqueue.DispatchStats) {
+	if !upstreamMetrics {
+		return
+	}
 	metrics.SetDispatchMetrics(pl, s.R.Float(), s.S.Float(), s.SMin.Float(), s.SMax.Float(), s.DiscountedSMin.Float(), s.DiscountedSMax.Float())
 	metrics.SetCurrentR(pl, s.R.Float())
 }
 
 // NoAccommodation implements apf.DispatchObserver.
 func (o *observer) NoAccommodation(ev apf.RequestEvent) {
+	if !upstreamMetrics {
+		return
+	}
 	metrics.AddDispatchWithNoAccommodation(ev.PriorityLevel, ev.FlowSchema)
 }
