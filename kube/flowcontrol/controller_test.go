@@ -68,6 +68,12 @@ type testEnv struct {
 // named in want.
 func startEnv(t *testing.T, objs []runtime.Object, want ...string) *testEnv {
 	t.Helper()
+	return startEnvWith(t, Options{}, objs, want...)
+}
+
+// startEnvWith is startEnv with the Controller's options.
+func startEnvWith(t *testing.T, opts Options, objs []runtime.Object, want ...string) *testEnv {
+	t.Helper()
 	e := &testEnv{client: fake.NewSimpleClientset(objs...), stop: make(chan struct{}), done: make(chan struct{}),
 		patches: map[string]k8stesting.PatchActionImpl{}}
 	e.client.PrependReactor("patch", "flowschemas", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -81,7 +87,7 @@ func startEnv(t *testing.T, objs []runtime.Object, want ...string) *testEnv {
 		return true, &flowcontrolv1.FlowSchema{}, nil
 	})
 	inf := informers.NewSharedInformerFactory(e.client, 0)
-	c, err := NewWithOptions(inf, e.client.FlowcontrolV1(), 10, Options{})
+	c, err := NewWithOptions(inf, e.client.FlowcontrolV1(), 10, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
