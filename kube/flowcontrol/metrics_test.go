@@ -2,15 +2,22 @@ package flowcontrol
 
 import (
 	"context"
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/google/go-cmp/cmp"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	"k8s.io/apiserver/pkg/server/httplog"
 	"k8s.io/apiserver/pkg/util/flowcontrol/metrics"
 	fcrequest "k8s.io/apiserver/pkg/util/flowcontrol/request"
 	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2"
 
 	"github.com/fairslice/fairslice/fairqueue"
 )
@@ -160,5 +167,64 @@ func TestHandleWritesUpstreamMetrics(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("upstream's metrics of tenants/tenants (-want +got):\n%s", diff)
+	}
+}
+
+// logCapture collects klog's structured log lines.
+type logCapture struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logCapture) write(prefix, args string) {
+	l.mu.Lock()
+	l.lines = append(l.lines, args)
+	l.mu.Unlock()
+}
+
+func (l *logCapture) find(sub string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range l.lines {
+		if strings.Contains(s, sub) {
+			return s
+		}
+	}
+	return ""
+}
+
+// TestHandleAddsExecutionTimeToHTTPLog: as upstream's Handle, ours adds
+// apf_execution_time to the request's line of httplog.WithLogging (which
+// logs at klog verbosity 3), with the clock's execution time.
+func TestHandleAddsExecutionTimeToHTTPLog(t *testing.T) {
+	flags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(flags)
+	if err := flags.Set("v", "3"); err != nil {
+		t.Fatal(err)
+	}
+	logs := &logCapture{}
+	klog.SetLogger(funcr.New(logs.write, funcr.Options{Verbosity: 10}))
+	// Registered before the environment's cleanup, so run after it: klog's
+	// logger must not change while the informers log.
+	t.Cleanup(func() {
+		klog.ClearLogger()
+		_ = flags.Set("v", "0")
+	})
+
+	clk := &stepClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	e := startEnvWith(t, Options{Clock: clk}, testObjects(), "tenants")
+	h := httplog.WithLogging(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.c.Handle(r.Context(), digest("alice", "tenants"),
+			func(*flowcontrolv1.FlowSchema, *flowcontrolv1.PriorityLevelConfiguration, string) {},
+			func() fcrequest.WorkEstimate { return fcrequest.WorkEstimate{InitialSeats: 1} },
+			func(bool) {}, func() { clk.Advance(1500 * time.Millisecond) })
+	}), httplog.DefaultStacktracePred)
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/default/pods/p", nil))
+	line := logs.find(`"apf_execution_time"`)
+	if line == "" {
+		t.Fatalf("no HTTP log line carries apf_execution_time; the request's line: %q", logs.find(`"msg"="HTTP"`))
+	}
+	if want := `"apf_execution_time"="1.5s"`; !strings.Contains(line, want) {
+		t.Errorf("HTTP log line %q lacks %s", line, want)
 	}
 }

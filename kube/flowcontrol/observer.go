@@ -7,11 +7,17 @@ import (
 	"time"
 	"unsafe"
 
+	"k8s.io/apiserver/pkg/server/httplog"
 	"k8s.io/apiserver/pkg/util/flowcontrol/metrics"
+	"k8s.io/klog/v2"
 
 	"github.com/fairslice/fairslice/apf"
 	"github.com/fairslice/fairslice/fairqueue"
 )
+
+// httpLogVerbosity is the klog verbosity from which upstream's
+// httplog.WithLogging logs requests (and so keeps their key-value pairs).
+const httpLogVerbosity = 3
 
 // observer turns the apf.Controller's events into calls of upstream's own
 // metrics functions and ratioed gauges (k8s.io/apiserver
@@ -184,11 +190,17 @@ func (o *observer) Rejected(ev apf.RequestEvent, reason fairqueue.Reason) {
 // from dispatch to Finish, as apf measured it. Handle calls Finish before
 // it returns, so the call (and its context) is still the request's.
 func (o *observer) Finished(ev apf.RequestEvent, execution time.Duration) {
+	k := callOf(&ev)
+	ctx := ctxOf(k)
+	// Upstream's Handle adds the execution time to the request's HTTP log
+	// line, which httplog.WithLogging keeps only at klog verbosity 3 and
+	// up; checking first spares boxing the duration otherwise.
+	if klog.V(httpLogVerbosity).Enabled() {
+		httplog.AddKeyValue(ctx, "apf_execution_time", execution)
+	}
 	if !upstreamMetrics {
 		return
 	}
-	k := callOf(&ev)
-	ctx := ctxOf(k)
 	metrics.ObserveExecutionDuration(ctx, ev.PriorityLevel, ev.FlowSchema, execution)
 	metrics.AddRequestsExecuting(ctx, ev.PriorityLevel, ev.FlowSchema, -1)
 	o.gauges(k, &ev).executing.Add(-1)
