@@ -231,7 +231,9 @@ func (k *call) estimate(cl *apf.Classification, _ uint64) fairqueue.WorkEstimate
 	objs := k.c.objs.Load()
 	k.noteFn(objs.flowSchema(cl.FlowSchema), objs.priorityLevel(cl.PriorityLevel), cl.Distinguisher)
 	w := clampWork(k.estimator())
-	k.lingers = w.FinalSeats > 0 && w.AdditionalLatency > 0
+	// fairqueue holds a finished request's place until AdditionalLatency
+	// has passed whenever that is positive, final seats or none.
+	k.lingers = w.AdditionalLatency > 0
 	return w
 }
 
