@@ -736,10 +736,19 @@ func (qs *QueueSet) removeQueueAt(i int) {
 }
 
 // dispatchStats computes upstream's dispatch statistics for a dispatch
-// from q, before the dispatch: O(queues).
+// from q, before the dispatch: O(queues), or O(1) when every waiting
+// request is in q (the common immediate dispatch), since only queues
+// with waiting requests count.
 func (qs *QueueSet) dispatchStats(q *queue) DispatchStats {
 	st := DispatchStats{R: qs.currentR, S: q.nextDispatchR,
 		SMin: MaxSeatSeconds, DiscountedSMin: MaxSeatSeconds, SMax: 0, DiscountedSMax: 0}
+	if q.attached && q.waiting.n == qs.totWaiting {
+		s := q.nextDispatchR
+		ds := s - SeatsTimesDuration(float64(q.seatsInUse), qs.g)
+		st.SMin, st.SMax = s, s
+		st.DiscountedSMin, st.DiscountedSMax = ds, ds
+		return st
+	}
 	for _, w := range qs.queues {
 		if w.waiting.n == 0 {
 			continue

@@ -195,6 +195,10 @@ type call struct {
 	noteFn    func(*flowcontrolv1.FlowSchema, *flowcontrolv1.PriorityLevelConfiguration, string)
 	estimator func() fcrequest.WorkEstimate
 	queueNote fq.QueueNoteFn
+	// Set by the observer's events: the level's gauges (looked up once per
+	// call) and the wait reported at dispatch or rejection.
+	g    *levelGauges
+	wait time.Duration
 	// lingers: the request keeps seats after Handle returns, and the
 	// debug dump may still read req then, so the call is not reused.
 	lingers bool
@@ -215,6 +219,7 @@ func (c *Controller) putCall(k *call) {
 	}
 	k.req.User.Groups = nil
 	k.ctx, k.noteFn, k.estimator, k.queueNote = nil, nil, nil, nil
+	k.g, k.wait = nil, 0
 	c.calls.Put(k)
 }
 
@@ -226,7 +231,9 @@ func (k *call) estimate(cl *apf.Classification, _ uint64) fairqueue.WorkEstimate
 	objs := k.c.objs.Load()
 	k.noteFn(objs.flowSchema(cl.FlowSchema), objs.priorityLevel(cl.PriorityLevel), cl.Distinguisher)
 	w := clampWork(k.estimator())
-	k.lingers = w.FinalSeats > 0 && w.AdditionalLatency > 0
+	// fairqueue holds a finished request's place until AdditionalLatency
+	// has passed whenever that is positive, final seats or none.
+	k.lingers = w.AdditionalLatency > 0
 	return w
 }
 
@@ -249,6 +256,11 @@ func clampWork(w fcrequest.WorkEstimate) fairqueue.WorkEstimate {
 // seats are released even if execFn panics. A request still waiting when
 // ctx ends (its deadline is the wait limit upstream's filter sets) is
 // rejected with time-out; execFn is then not called.
+//
+// Handle reads no clock itself: the wait and execution durations it
+// reports to upstream's metrics are the ones apf measured with the clock
+// readings it takes anyway (at arrival, dispatch and finish), which the
+// observer's events carry.
 func (c *Controller) Handle(ctx context.Context, requestDigest utilflowcontrol.RequestDigest,
 	noteFn func(fs *flowcontrolv1.FlowSchema, pl *flowcontrolv1.PriorityLevelConfiguration, flowDistinguisher string),
 	workEstimator func() fcrequest.WorkEstimate,
@@ -259,7 +271,6 @@ func (c *Controller) Handle(ctx context.Context, requestDigest utilflowcontrol.R
 	defer c.putCall(k)
 	k.ctx, k.noteFn, k.estimator, k.queueNote = ctx, noteFn, workEstimator, queueNoteFn
 	setRequest(&k.req, &requestDigest)
-	start := c.clock.Now()
 	t, err := c.apf.Wait(ctx, &k.req, k.work)
 	if err != nil {
 		var rej *apf.RejectedError
@@ -267,28 +278,27 @@ func (c *Controller) Handle(ctx context.Context, requestDigest utilflowcontrol.R
 			klog.ErrorS(err, "flowcontrol: request not admitted")
 			return
 		}
-		if !rej.Classification.Exempt {
+		if upstreamMetrics && !rej.Classification.Exempt {
 			// Upstream labels a request that left its queue (time-out) as
 			// execute="true", one rejected on arrival as "false".
-			observeQueueWait(ctx, &rej.Classification, rej.Reason == fairqueue.ReasonTimeOut, c.clock.Now().Sub(start))
+			observeQueueWait(ctx, rej.Classification.PriorityLevel, rej.Classification.FlowSchema, rej.Reason == fairqueue.ReasonTimeOut, k.wait)
 		}
 		return
 	}
-	cl := t.Classification()
+	// The observer's Finished event observes the execution duration.
 	defer t.Finish()
-	if !cl.Exempt {
-		observeQueueWait(ctx, &cl, true, c.clock.Now().Sub(start))
+	if upstreamMetrics {
+		cl := t.Classification()
+		if !cl.Exempt {
+			observeQueueWait(ctx, cl.PriorityLevel, cl.FlowSchema, true, k.wait)
+		}
+		metrics.AddDispatch(ctx, cl.PriorityLevel, cl.FlowSchema)
 	}
-	metrics.AddDispatch(ctx, cl.PriorityLevel, cl.FlowSchema)
-	execStart := c.clock.Now()
-	defer func() {
-		metrics.ObserveExecutionDuration(ctx, cl.PriorityLevel, cl.FlowSchema, c.clock.Now().Sub(execStart))
-	}()
 	execFn()
 }
 
-func observeQueueWait(ctx context.Context, cl *apf.Classification, execute bool, d time.Duration) {
-	metrics.ObserveWaitingDuration(ctx, cl.PriorityLevel, cl.FlowSchema, strconv.FormatBool(execute), d)
+func observeQueueWait(ctx context.Context, pl, fs string, execute bool, d time.Duration) {
+	metrics.ObserveWaitingDuration(ctx, pl, fs, strconv.FormatBool(execute), d)
 	endpointsrequest.TrackAPFQueueWaitLatency(ctx, d)
 }
 

@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/fairslice/fairslice/apf"
 )
 
 func i32(v int32) *int32 { return &v }
@@ -68,6 +70,12 @@ type testEnv struct {
 // named in want.
 func startEnv(t *testing.T, objs []runtime.Object, want ...string) *testEnv {
 	t.Helper()
+	return startEnvWith(t, Options{}, objs, want...)
+}
+
+// startEnvWith is startEnv with the Controller's options.
+func startEnvWith(t *testing.T, opts Options, objs []runtime.Object, want ...string) *testEnv {
+	t.Helper()
 	e := &testEnv{client: fake.NewSimpleClientset(objs...), stop: make(chan struct{}), done: make(chan struct{}),
 		patches: map[string]k8stesting.PatchActionImpl{}}
 	e.client.PrependReactor("patch", "flowschemas", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -81,7 +89,7 @@ func startEnv(t *testing.T, objs []runtime.Object, want ...string) *testEnv {
 		return true, &flowcontrolv1.FlowSchema{}, nil
 	})
 	inf := informers.NewSharedInformerFactory(e.client, 0)
-	c, err := NewWithOptions(inf, e.client.FlowcontrolV1(), 10, Options{})
+	c, err := NewWithOptions(inf, e.client.FlowcontrolV1(), 10, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,5 +362,31 @@ func TestHandleExecPanicReleasesSeat(t *testing.T) {
 	for i := range dones {
 		close(releases[i])
 		waitFor(t, dones[i], "Handle to return")
+	}
+}
+
+// A request whose estimate has an additional latency stays in its level
+// after Handle returns (fairqueue releases it on a timer, with or without
+// final seats), and the timer's event reaches its call: the call must not
+// be reused until then.
+func TestLingeringCallNotReused(t *testing.T) {
+	for _, w := range []fcrequest.WorkEstimate{
+		{InitialSeats: 1, FinalSeats: 2, AdditionalLatency: time.Second},
+		{InitialSeats: 1, FinalSeats: 0, AdditionalLatency: time.Second},
+	} {
+		k := &call{noteFn: func(*flowcontrolv1.FlowSchema, *flowcontrolv1.PriorityLevelConfiguration, string) {},
+			estimator: func() fcrequest.WorkEstimate { return w }, c: &Controller{}}
+		k.c.objs.Store(newObjects(nil, nil))
+		k.estimate(&apf.Classification{FlowSchema: "catch-all", PriorityLevel: "catch-all"}, 0)
+		if !k.lingers {
+			t.Errorf("estimate %+v: call.lingers = false, want true (its request lingers in fairqueue)", w)
+		}
+	}
+	k := &call{noteFn: func(*flowcontrolv1.FlowSchema, *flowcontrolv1.PriorityLevelConfiguration, string) {},
+		estimator: func() fcrequest.WorkEstimate { return fcrequest.WorkEstimate{InitialSeats: 3} }, c: &Controller{}}
+	k.c.objs.Store(newObjects(nil, nil))
+	k.estimate(&apf.Classification{FlowSchema: "catch-all", PriorityLevel: "catch-all"}, 0)
+	if k.lingers {
+		t.Error("estimate without additional latency: call.lingers = true, want false (the call can be reused)")
 	}
 }

@@ -58,6 +58,15 @@
 //     sampled for requests rejected as queue-full, and
 //     apiserver_flowcontrol_epoch_advance_total is not written (apf's
 //     virtual-time epoch cannot underflow).
+//   - The wait and execution durations (request_wait_duration_seconds,
+//     request_execution_seconds, the filter's queue-wait latency and the
+//     HTTP log's apf_execution_time) are apf's: from the request's arrival
+//     in its queue set to its dispatch, and from dispatch to Finish, with
+//     the clock readings apf takes anyway. Upstream's Handle reads its
+//     clock around StartRequest and execFn instead, so its durations also
+//     hold the moments in between (well under a microsecond for a request
+//     dispatched at once; for one woken from a queue, its goroutine's
+//     wake-up).
 //   - If noteFn's object has just been deleted by a concurrent
 //     reconfiguration, noteFn gets an object carrying only its name; if
 //     the request's level was dropped between classification and queuing

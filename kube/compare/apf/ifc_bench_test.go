@@ -2,14 +2,23 @@ package apfcompare
 
 import (
 	"context"
+	"flag"
 	"testing"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apiserver/pkg/util/flowcontrol"
+	"k8s.io/apiserver/pkg/util/flowcontrol/metrics"
 	fcrequest "k8s.io/apiserver/pkg/util/flowcontrol/request"
 
 	"github.com/fairslice/fairslice/flowschema"
 )
+
+// ifcRegistered registers upstream's metrics before the controllers are
+// built, as a server with /metrics does: every metric call then updates a
+// real series (by default they are unregistered no-ops on both sides).
+// Registration is process-wide, so it applies to every benchmark of the
+// run.
+var ifcRegistered = flag.Bool("apfbench.registered", false, "register upstream's metrics before BenchmarkHandleInterface* builds the controllers")
 
 // ifcImpls starts upstream's controller and kube/flowcontrol's on the
 // bootstrap configuration with 600 seats, through their informers, on the
@@ -18,6 +27,9 @@ func ifcImpls(b *testing.B) []struct {
 	name string
 	ctl  flowcontrol.Interface
 } {
+	if *ifcRegistered {
+		registerUpstream.Do(metrics.Register)
+	}
 	up := newIfcSideClock(b, flowschema.DefaultConfig(), 600, false, true)
 	b.Cleanup(up.close)
 	ours := newIfcSideClock(b, flowschema.DefaultConfig(), 600, true, true)
