@@ -88,6 +88,7 @@ type Converter struct {
 	ipArena  []string            // backing store of endpoint addresses
 	strArena []byte              // backing store of endpoint strings, append-only
 	lastNode nodeMemo            // the node of the last pod converted
+	touched  uintptr             // sum of the loads ahead (see touchAhead), kept so they are not optimized away
 
 	slices []slicer.Slice
 	exist  map[*discovery.EndpointSlice]*sliceMemo
@@ -210,8 +211,14 @@ func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 		c.index()
 	}
 	var errs []error
-	var lastPorts []slicer.Port
-	first := -1
+	var touched uintptr
+	// On a first call the endpoints are converted side by side into one
+	// block; when every pod has one endpoint of the Service's only
+	// address type and one port set (the common case), that block is the
+	// group as it stands, with no copy (flat stays true).
+	flat := fresh && len(types) == 1
+	var flatPorts []slicer.Port
+	arenaStart, count := len(c.epArena), 0
 	for k, pod := range pods {
 		var i int32
 		ok := false
@@ -219,15 +226,19 @@ func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 			i, ok = c.pods.get(pod)
 		}
 		if !ok {
-			m, err := c.convert(svc, pod, types, nodes, fresh, len(pods)-k)
-			if err != nil {
+			if fresh && k%touchBatch == 0 {
+				touched += touchAhead(pods, k)
+			}
+			i = int32(len(c.memo))
+			c.memo = append(c.memo, podMemo{})
+			if err := c.convert(&c.memo[i], svc, pod, types, nodes, fresh, len(pods)-k); err != nil {
 				if fresh { // nothing is remembered from a failed first call
 					c.memo, c.seen = c.memo[:0], c.seen[:0]
+				} else {
+					c.memo = c.memo[:i]
 				}
 				return nil, nil, err
 			}
-			i = int32(len(c.memo))
-			c.memo = append(c.memo, m)
 			c.seen = append(c.seen, mark{})
 			if !fresh {
 				c.pods.put(pod, i)
@@ -236,6 +247,52 @@ func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 		m := &c.memo[i]
 		c.seen[i].gen = c.podGen
 		errs = append(errs, m.errs...)
+		if flat && !m.skip {
+			if count == 0 {
+				flatPorts = m.ports
+			}
+			if len(m.eps) == 0 || m.eps[0].Addresses == nil || !samePorts(m.ports, flatPorts) ||
+				arenaStart+count >= len(c.epArena) || &m.eps[0] != &c.epArena[arenaStart+count] {
+				flat = false
+			}
+			count++
+		}
+	}
+	if flat && count > 0 && len(c.epArena)-arenaStart == count {
+		c.ports = append(c.ports[:0], flatPorts...)
+		c.groups = append(c.groups, slicer.Group{AddressType: types[0], Ports: c.intern(c.ports),
+			Endpoints: c.epArena[arenaStart : arenaStart+count : arenaStart+count]})
+		// The block is the memory of the pods: the next call must not
+		// reuse it for its groups.
+		c.eps = c.eps[:0]
+	} else {
+		c.group(pods, types, fresh)
+	}
+	if fresh {
+		c.listed = slices.Clone(pods)
+	}
+	c.touched += touched
+	if len(c.memo) > 2*len(pods)+64 {
+		c.compactMemo(len(pods))
+	}
+	if errs != nil {
+		skipped = &SkippedPodsError{Errs: errs}
+	}
+	return c.groups, skipped, nil
+}
+
+// group fills c.groups from the memory of pods, in their order, and
+// keeps the groups' arrays for reuse by the next call.
+// On a first call memo[k] is pods[k]'s; later the index tells.
+func (c *Converter) group(pods []*corev1.Pod, types []slicer.AddressType, fresh bool) {
+	var lastPorts []slicer.Port
+	first := -1
+	for k, pod := range pods {
+		i := int32(k)
+		if !fresh {
+			i, _ = c.pods.get(pod) // every pod is in it by now
+		}
+		m := &c.memo[i]
 		if m.skip {
 			continue
 		}
@@ -254,9 +311,6 @@ func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 			}
 		}
 	}
-	if fresh {
-		c.listed = slices.Clone(pods)
-	}
 	for i := range c.groups {
 		if i < len(c.eps) {
 			c.eps[i] = c.groups[i].Endpoints
@@ -264,13 +318,6 @@ func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 			c.eps = append(c.eps, c.groups[i].Endpoints)
 		}
 	}
-	if len(c.memo) > 2*len(pods)+64 {
-		c.compactMemo(len(pods))
-	}
-	if errs != nil {
-		skipped = &SkippedPodsError{Errs: errs}
-	}
-	return c.groups, skipped, nil
 }
 
 // index builds the pod index of the first call's pods.
@@ -360,12 +407,11 @@ func (c *Converter) forget(svc *corev1.Service) {
 // convert turns one pod into its endpoints, one per address type.
 // fresh and left size the arenas: on a Converter's first call, the pods
 // left to convert fill one block.
-func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer.AddressType, nodes NodeGetter, fresh bool, left int) (podMemo, error) {
-	var m podMemo
+func (c *Converter) convert(m *podMemo, svc *corev1.Service, pod *corev1.Pod, types []slicer.AddressType, nodes NodeGetter, fresh bool, left int) error {
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed ||
 		pod.Status.PodIP == "" && len(pod.Status.PodIPs) == 0 {
 		m.skip = true
-		return m, nil
+		return nil
 	}
 	pnr := svc.Spec.PublishNotReadyAddresses
 	c.ports = c.ports[:0]
@@ -388,7 +434,8 @@ func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer
 		if !ok {
 			var err error
 			if node, err = lookupNode(nodes, pod.Spec.NodeName); err != nil {
-				return podMemo{}, fmt.Errorf("endpointslice: pod %s/%s: %w", pod.Namespace, pod.Name, err)
+				*m = podMemo{}
+				return fmt.Errorf("endpointslice: pod %s/%s: %w", pod.Namespace, pod.Name, err)
 			}
 			c.nodes[pod.Spec.NodeName] = node
 		}
@@ -396,7 +443,7 @@ func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer
 	}
 	if !node.found && !pnr {
 		m.errs = append(m.errs, fmt.Errorf("endpointslice: pod %s/%s skipped: node %q not found", pod.Namespace, pod.Name, pod.Spec.NodeName))
-		return m, nil
+		return nil
 	}
 	zone := node.zone
 	hostname := ""
@@ -454,7 +501,7 @@ func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer
 			TargetRef:  slicer.ObjectRef{Kind: "Pod", Namespace: ns, Name: c.keep(pod.Name, block), UID: c.keep(string(pod.UID), block)},
 		}
 	}
-	return m, nil
+	return nil
 }
 
 // keep returns a copy of s in the string arena. The arena's bytes are
