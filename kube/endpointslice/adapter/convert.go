@@ -71,24 +71,26 @@ type Converter struct {
 	eps    [][]slicer.Endpoint
 	buf    []byte
 
-	gen      uint32        // Existing calls
-	podGen   uint32        // Desired calls and same-pod checks
-	epoch    uint32        // times everything was forgotten
-	valid    bool          // svc, svcMeta and nodes describe the memory
-	indexed  bool          // pods is built (from listed)
-	pods     podIndex      // index into memo and seen
-	listed   []*corev1.Pod // pods of the first call since forgetting: memo[i] is listed[i]'s
-	memo     []podMemo
-	seen     []mark              // per memo entry (dense: the no-op check reads only this and the index)
-	nodes    map[string]nodeMemo // what the remembered pods saw of their nodes
-	svc      corev1.ServiceSpec  // spec the remembered pods were converted for
-	svcMeta  [2]string           // its namespace and name
-	portSets [][]slicer.Port     // interned port sets
-	epArena  []slicer.Endpoint   // backing store of podMemo.eps
-	ipArena  []string            // backing store of endpoint addresses
-	strArena []byte              // backing store of endpoint strings, append-only
-	lastNode nodeMemo            // the node of the last pod converted
-	touched  uintptr             // sum of the loads ahead (see touchAhead), kept so they are not optimized away
+	gen       uint32        // Existing calls
+	podGen    uint32        // Desired calls and same-pod checks
+	epoch     uint32        // times everything was forgotten
+	valid     bool          // svc, svcMeta and nodes describe the memory
+	indexed   bool          // pods is built (from listed)
+	pods      podIndex      // index into memo and seen
+	listed    []*corev1.Pod // pods of the first call since forgetting: memo[i] is listed[i]'s
+	memo      []podMemo
+	seen      []mark              // per memo entry (dense: the no-op check reads only this and the index)
+	nodes     map[string]nodeMemo // what the remembered pods saw of their nodes
+	svc       corev1.ServiceSpec  // spec the remembered pods were converted for
+	svcMeta   [2]string           // its namespace and name
+	portSets  [][]slicer.Port     // interned port sets
+	epArena   []slicer.Endpoint   // backing store of podMemo.eps
+	ipArena   []string            // backing store of endpoint addresses
+	strArena  []byte              // backing store of endpoint strings, append-only
+	lastNode  nodeMemo            // the node of the last pod converted
+	lazy      []slicer.Endpoint   // if not nil, memo is listed's pods with these endpoints and lazyPorts, to write out
+	lazyPorts []slicer.Port
+	touched   uintptr // sum of the loads ahead (see touchAhead), kept so they are not optimized away
 
 	slices []slicer.Slice
 	exist  map[*discovery.EndpointSlice]*sliceMemo
@@ -201,77 +203,34 @@ func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 		c.eps[i] = c.eps[i][:0]
 	}
 	c.groups = c.groups[:0]
-	fresh := !c.indexed && c.listed == nil
-	if fresh {
-		// The first call: convert every pod into arrays sized once, and
-		// index them by pointer only if a second call comes.
-		c.memo = slices.Grow(c.memo[:0], len(pods))
-		c.seen = slices.Grow(c.seen[:0], len(pods))
+	var errs []error
+	if !c.indexed && c.listed == nil {
+		if err := c.first(svc, pods, types, nodes); err != nil {
+			return nil, nil, err
+		}
+		c.listed = slices.Clone(pods)
+		for i := range c.memo { // empty if lazy: no problems then
+			errs = append(errs, c.memo[i].errs...)
+		}
 	} else {
 		c.index()
-	}
-	var errs []error
-	var touched uintptr
-	// On a first call the endpoints are converted side by side into one
-	// block; when every pod has one endpoint of the Service's only
-	// address type and one port set (the common case), that block is the
-	// group as it stands, with no copy (flat stays true).
-	flat := fresh && len(types) == 1
-	var flatPorts []slicer.Port
-	arenaStart, count := len(c.epArena), 0
-	for k, pod := range pods {
-		var i int32
-		ok := false
-		if !fresh {
-			i, ok = c.pods.get(pod)
-		}
-		if !ok {
-			if fresh && k%touchBatch == 0 {
-				touched += touchAhead(pods, k)
-			}
-			i = int32(len(c.memo))
-			c.memo = append(c.memo, podMemo{})
-			if err := c.convert(&c.memo[i], svc, pod, types, nodes, fresh, len(pods)-k); err != nil {
-				if fresh { // nothing is remembered from a failed first call
-					c.memo, c.seen = c.memo[:0], c.seen[:0]
-				} else {
+		for _, pod := range pods {
+			i, ok := c.pods.get(pod)
+			if !ok {
+				i = int32(len(c.memo))
+				c.memo = append(c.memo, podMemo{})
+				if err := c.convert(&c.memo[i], svc, pod, types, nodes, false, 0); err != nil {
 					c.memo = c.memo[:i]
+					return nil, nil, err
 				}
-				return nil, nil, err
-			}
-			c.seen = append(c.seen, mark{})
-			if !fresh {
+				c.seen = append(c.seen, mark{})
 				c.pods.put(pod, i)
 			}
+			c.seen[i].gen = c.podGen
+			errs = append(errs, c.memo[i].errs...)
 		}
-		m := &c.memo[i]
-		c.seen[i].gen = c.podGen
-		errs = append(errs, m.errs...)
-		if flat && !m.skip {
-			if count == 0 {
-				flatPorts = m.ports
-			}
-			if len(m.eps) == 0 || m.eps[0].Addresses == nil || !samePorts(m.ports, flatPorts) ||
-				arenaStart+count >= len(c.epArena) || &m.eps[0] != &c.epArena[arenaStart+count] {
-				flat = false
-			}
-			count++
-		}
+		c.group(pods, types, false)
 	}
-	if flat && count > 0 && len(c.epArena)-arenaStart == count {
-		c.ports = append(c.ports[:0], flatPorts...)
-		c.groups = append(c.groups, slicer.Group{AddressType: types[0], Ports: c.intern(c.ports),
-			Endpoints: c.epArena[arenaStart : arenaStart+count : arenaStart+count]})
-		// The block is the memory of the pods: the next call must not
-		// reuse it for its groups.
-		c.eps = c.eps[:0]
-	} else {
-		c.group(pods, types, fresh)
-	}
-	if fresh {
-		c.listed = slices.Clone(pods)
-	}
-	c.touched += touched
 	if len(c.memo) > 2*len(pods)+64 {
 		c.compactMemo(len(pods))
 	}
@@ -279,6 +238,74 @@ func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 		skipped = &SkippedPodsError{Errs: errs}
 	}
 	return c.groups, skipped, nil
+}
+
+// first converts the pods on a Converter's first call (since
+// forgetting). With T address types, the endpoints of pods[k] are
+// block[k*T:(k+1)*T] of one block. When every pod has one endpoint of the
+// Service's only address type, one port set and no problem (the common
+// case), the block is the group as it stands, without a copy, and the
+// memory of each pod, which the block says in full, is only written out
+// (lazy) if a second call comes. Otherwise memo[k] is pods[k]'s.
+func (c *Converter) first(svc *corev1.Service, pods []*corev1.Pod, types []slicer.AddressType, nodes NodeGetter) error {
+	n, t := len(pods), len(types)
+	c.memo = c.memo[:0]
+	c.seen = slices.Grow(c.seen[:0], n)[:n]
+	for i := range c.seen {
+		c.seen[i] = mark{gen: c.podGen}
+	}
+	block := make([]slicer.Endpoint, n*t)
+	flat := t == 1
+	var flatPorts []slicer.Port
+	var touched uintptr
+	for k, pod := range pods {
+		if k%touchBatch == 0 {
+			touched += touchAhead(pods, k)
+		}
+		c.epArena = block[:k*t] // convert takes the next t endpoints
+		var m podMemo
+		if err := c.convert(&m, svc, pod, types, nodes, true, n-k); err != nil {
+			c.memo, c.seen = c.memo[:0], c.seen[:0] // nothing is remembered from a failed first call
+			return err
+		}
+		if flat {
+			if k == 0 {
+				flatPorts = m.ports
+			}
+			if !m.skip && m.errs == nil && len(m.eps) == 1 && m.eps[0].Addresses != nil && samePorts(m.ports, flatPorts) {
+				continue
+			}
+			flat = false
+			c.memo = slices.Grow(c.memo, n)
+			c.memo = append(c.memo, flatMemo(block[:k], flatPorts)...)
+		}
+		c.memo = append(c.memo, m)
+	}
+	c.epArena = block
+	c.touched += touched
+	if !flat {
+		c.group(pods, types, true)
+		return nil
+	}
+	if n > 0 {
+		c.lazy, c.lazyPorts = block[:n:n], flatPorts
+		c.ports = append(c.ports[:0], flatPorts...)
+		c.groups = append(c.groups, slicer.Group{AddressType: types[0], Ports: c.intern(c.ports), Endpoints: block[:n:n]})
+	}
+	// The block is the memory of the pods: the next call must not reuse
+	// it for its groups.
+	c.eps = c.eps[:0]
+	return nil
+}
+
+// flatMemo returns the memory of pods whose endpoints are eps, one each,
+// all with ports.
+func flatMemo(eps []slicer.Endpoint, ports []slicer.Port) []podMemo {
+	out := make([]podMemo, len(eps))
+	for k := range eps {
+		out[k] = podMemo{ports: ports, eps: eps[k : k+1 : k+1]}
+	}
+	return out
 }
 
 // group fills c.groups from the memory of pods, in their order, and
@@ -324,6 +351,10 @@ func (c *Converter) group(pods []*corev1.Pod, types []slicer.AddressType, fresh 
 func (c *Converter) index() {
 	if c.listed == nil {
 		return
+	}
+	if c.lazy != nil {
+		c.memo = append(c.memo[:0], flatMemo(c.lazy, c.lazyPorts)...)
+		c.lazy, c.lazyPorts = nil, nil
 	}
 	c.pods.reset(len(c.listed))
 	for i, p := range c.listed {
@@ -394,6 +425,7 @@ func (c *Converter) forget(svc *corev1.Service) {
 	c.pods.reset(0)
 	c.indexed = false
 	c.listed = nil
+	c.lazy, c.lazyPorts = nil, nil
 	c.memo = c.memo[:0]
 	c.seen = c.seen[:0]
 	c.nodes = make(map[string]nodeMemo)

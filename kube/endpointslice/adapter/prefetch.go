@@ -72,28 +72,23 @@ func touchBytes(p *corev1.Pod) uintptr {
 // touchAhead loads ahead of converting pods[k:k+touchBatch], k a
 // multiple of touchBatch: the objects of the batch after next, the arrays
 // of the next batch, and the bytes of this one (on the first batch, all
-// three stages of the first batches). A nil pod is left alone (checkArgs
-// refuses it before conversion starts).
+// three stages of the first batches). The pods are not nil (checkArgs
+// refuses them).
 func touchAhead(pods []*corev1.Pod, k int) uintptr {
 	var s uintptr
 	objects, arrays := k+2*touchBatch, k+touchBatch
 	if k == 0 {
 		objects, arrays = 0, 0
 	}
-	for _, p := range pods[min(objects, len(pods)):min(k+3*touchBatch, len(pods))] {
-		if p != nil {
-			s += touchObject(p)
-		}
+	n := len(pods)
+	for _, p := range pods[min(objects, n):min(k+3*touchBatch, n)] {
+		s += touchObject(p)
 	}
-	for _, p := range pods[min(arrays, len(pods)):min(k+2*touchBatch, len(pods))] {
-		if p != nil {
-			s += touchArrays(p)
-		}
+	for _, p := range pods[min(arrays, n):min(k+2*touchBatch, n)] {
+		s += touchArrays(p)
 	}
-	for _, p := range pods[k:min(k+touchBatch, len(pods))] {
-		if p != nil {
-			s += touchBytes(p)
-		}
+	for _, p := range pods[k:min(k+touchBatch, n)] {
+		s += touchBytes(p)
 	}
 	return s
 }
