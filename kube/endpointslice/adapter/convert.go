@@ -64,7 +64,10 @@ func ServiceFacts(svc *corev1.Service, triggerTime time.Time) slicer.Service {
 // a new Converter (its memory is built from a few large arrays).
 //
 // What Desired returns is valid until the next Desired call, and what
-// Existing returns until the next Existing call.
+// Existing returns until the next Existing call. Neither may be modified:
+// both can be the Converter's memory (the endpoints of a first Desired
+// call are, when the Service has one address type and its pods one port
+// set).
 type Converter struct {
 	groups []slicer.Group
 	ports  []slicer.Port // the current pod's ports
