@@ -527,14 +527,24 @@ func (c *Converter) convert(m *podMemo, svc *corev1.Service, pod *corev1.Pod, ty
 			continue
 		}
 		addrs := c.ipArena[start:len(c.ipArena):len(c.ipArena)]
-		m.eps[ti] = slicer.Endpoint{
-			Addresses:  addrs,
-			Hostname:   hostname,
-			NodeName:   nodeName,
-			Zone:       zone,
-			Conditions: conds,
-			TargetRef:  slicer.ObjectRef{Kind: "Pod", Namespace: ns, Name: c.keep(pod.Name, block), UID: c.keep(string(pod.UID), block)},
+		// Field by field into the arena's memory, which is zero (the
+		// arenas are only appended to): assigning a whole Endpoint is a
+		// 200-byte copy that takes the collector's slow bulk write
+		// barrier whenever it is marking.
+		e := &m.eps[ti]
+		e.Addresses = addrs
+		if hostname != "" {
+			e.Hostname = hostname
 		}
+		e.NodeName = nodeName
+		if zone != "" {
+			e.Zone = zone
+		}
+		e.Conditions = conds
+		e.TargetRef.Kind = "Pod"
+		e.TargetRef.Namespace = ns
+		e.TargetRef.Name = c.keep(pod.Name, block)
+		e.TargetRef.UID = c.keep(string(pod.UID), block)
 	}
 	return nil
 }
@@ -784,7 +794,7 @@ func (a *sliceArena) convert(s *discovery.EndpointSlice) slicer.Slice {
 		Annotations:  s.Annotations,
 	}
 	for i := range s.Endpoints {
-		out.Endpoints[i] = endpoint(&s.Endpoints[i])
+		fillEndpoint(&out.Endpoints[i], &s.Endpoints[i])
 	}
 	for i := range s.Ports {
 		p := &s.Ports[i]
@@ -802,21 +812,32 @@ func (a *sliceArena) convert(s *discovery.EndpointSlice) slicer.Slice {
 	return out
 }
 
-func endpoint(e *discovery.Endpoint) slicer.Endpoint {
-	out := slicer.Endpoint{
-		Addresses: e.Addresses,
-		Hostname:  deref(e.Hostname),
-		NodeName:  deref(e.NodeName),
-		Zone:      deref(e.Zone),
-		Conditions: slicer.Conditions{
-			Ready: tristate(e.Conditions.Ready), Serving: tristate(e.Conditions.Serving), Terminating: tristate(e.Conditions.Terminating),
-		},
+// fillEndpoint converts e into out, which is zero, field by field (see
+// convert on why not as one struct); fields that would be zero are not
+// written.
+func fillEndpoint(out *slicer.Endpoint, e *discovery.Endpoint) {
+	out.Addresses = e.Addresses
+	if e.Hostname != nil && *e.Hostname != "" {
+		out.Hostname = *e.Hostname
+	}
+	if e.NodeName != nil && *e.NodeName != "" {
+		out.NodeName = *e.NodeName
+	}
+	if e.Zone != nil && *e.Zone != "" {
+		out.Zone = *e.Zone
+	}
+	out.Conditions = slicer.Conditions{
+		Ready: tristate(e.Conditions.Ready), Serving: tristate(e.Conditions.Serving), Terminating: tristate(e.Conditions.Terminating),
 	}
 	if r := e.TargetRef; r != nil {
-		out.TargetRef = slicer.ObjectRef{
-			Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, UID: string(r.UID),
-			APIVersion: r.APIVersion, ResourceVersion: r.ResourceVersion, FieldPath: r.FieldPath,
-		}
+		t := &out.TargetRef
+		setString(&t.Kind, r.Kind)
+		setString(&t.Namespace, r.Namespace)
+		setString(&t.Name, r.Name)
+		setString(&t.UID, string(r.UID))
+		setString(&t.APIVersion, r.APIVersion)
+		setString(&t.ResourceVersion, r.ResourceVersion)
+		setString(&t.FieldPath, r.FieldPath)
 	}
 	if h := e.Hints; h != nil {
 		out.Hints = &slicer.Hints{}
@@ -827,7 +848,14 @@ func endpoint(e *discovery.Endpoint) slicer.Endpoint {
 			out.Hints.ForNodes = append(out.Hints.ForNodes, n.Name)
 		}
 	}
-	return out
+}
+
+// setString sets *dst, which is "", to s unless s is empty too (a store
+// of a pointer costs a write barrier while the collector marks).
+func setString(dst *string, s string) {
+	if s != "" {
+		*dst = s
+	}
 }
 
 func tristate(b *bool) slicer.Tristate {
