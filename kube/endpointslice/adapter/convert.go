@@ -64,30 +64,36 @@ func ServiceFacts(svc *corev1.Service, triggerTime time.Time) slicer.Service {
 // a new Converter (its memory is built from a few large arrays).
 //
 // What Desired returns is valid until the next Desired call, and what
-// Existing returns until the next Existing call.
+// Existing returns until the next Existing call. Neither may be modified:
+// both can be the Converter's memory (the endpoints of a first Desired
+// call are, when the Service has one address type and its pods one port
+// set).
 type Converter struct {
 	groups []slicer.Group
 	ports  []slicer.Port // the current pod's ports
 	eps    [][]slicer.Endpoint
 	buf    []byte
 
-	gen      uint32        // Existing calls
-	podGen   uint32        // Desired calls and same-pod checks
-	epoch    uint32        // times everything was forgotten
-	valid    bool          // svc, svcMeta and nodes describe the memory
-	indexed  bool          // pods is built (from listed)
-	pods     podIndex      // index into memo and seen
-	listed   []*corev1.Pod // pods of the first call since forgetting: memo[i] is listed[i]'s
-	memo     []podMemo
-	seen     []mark              // per memo entry (dense: the no-op check reads only this and the index)
-	nodes    map[string]nodeMemo // what the remembered pods saw of their nodes
-	svc      corev1.ServiceSpec  // spec the remembered pods were converted for
-	svcMeta  [2]string           // its namespace and name
-	portSets [][]slicer.Port     // interned port sets
-	epArena  []slicer.Endpoint   // backing store of podMemo.eps
-	ipArena  []string            // backing store of endpoint addresses
-	strArena []byte              // backing store of endpoint strings, append-only
-	lastNode nodeMemo            // the node of the last pod converted
+	gen       uint32        // Existing calls
+	podGen    uint32        // Desired calls and same-pod checks
+	epoch     uint32        // times everything was forgotten
+	valid     bool          // svc, svcMeta and nodes describe the memory
+	indexed   bool          // pods is built (from listed)
+	pods      podIndex      // index into memo and seen
+	listed    []*corev1.Pod // pods of the first call since forgetting: memo[i] is listed[i]'s
+	memo      []podMemo
+	seen      []mark              // per memo entry (dense: the no-op check reads only this and the index)
+	nodes     map[string]nodeMemo // what the remembered pods saw of their nodes
+	svc       corev1.ServiceSpec  // spec the remembered pods were converted for
+	svcMeta   [2]string           // its namespace and name
+	portSets  [][]slicer.Port     // interned port sets
+	epArena   []slicer.Endpoint   // backing store of podMemo.eps
+	ipArena   []string            // backing store of endpoint addresses
+	strArena  []byte              // backing store of endpoint strings, append-only
+	lastNode  nodeMemo            // the node of the last pod converted
+	lazy      []slicer.Endpoint   // if not nil, memo is listed's pods with these endpoints and lazyPorts, to write out
+	lazyPorts []slicer.Port
+	touched   uintptr // sum of the loads ahead (see touchAhead), kept so they are not optimized away
 
 	slices []slicer.Slice
 	exist  map[*discovery.EndpointSlice]*sliceMemo
@@ -200,42 +206,123 @@ func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 		c.eps[i] = c.eps[i][:0]
 	}
 	c.groups = c.groups[:0]
-	fresh := !c.indexed && c.listed == nil
-	if fresh {
-		// The first call: convert every pod into arrays sized once, and
-		// index them by pointer only if a second call comes.
-		c.memo = slices.Grow(c.memo[:0], len(pods))
-		c.seen = slices.Grow(c.seen[:0], len(pods))
+	var errs []error
+	if !c.indexed && c.listed == nil {
+		if err := c.first(svc, pods, types, nodes); err != nil {
+			return nil, nil, err
+		}
+		c.listed = slices.Clone(pods)
+		for i := range c.memo { // empty if lazy: no problems then
+			errs = append(errs, c.memo[i].errs...)
+		}
 	} else {
 		c.index()
+		for _, pod := range pods {
+			i, ok := c.pods.get(pod)
+			if !ok {
+				i = int32(len(c.memo))
+				c.memo = append(c.memo, podMemo{})
+				if err := c.convert(&c.memo[i], svc, pod, types, nodes, false, 0); err != nil {
+					c.memo = c.memo[:i]
+					return nil, nil, err
+				}
+				c.seen = append(c.seen, mark{})
+				c.pods.put(pod, i)
+			}
+			c.seen[i].gen = c.podGen
+			errs = append(errs, c.memo[i].errs...)
+		}
+		c.group(pods, types, false)
 	}
-	var errs []error
+	if len(c.memo) > 2*len(pods)+64 {
+		c.compactMemo(len(pods))
+	}
+	if errs != nil {
+		skipped = &SkippedPodsError{Errs: errs}
+	}
+	return c.groups, skipped, nil
+}
+
+// first converts the pods on a Converter's first call (since
+// forgetting). With T address types, the endpoints of pods[k] are
+// block[k*T:(k+1)*T] of one block. When every pod has one endpoint of the
+// Service's only address type, one port set and no problem (the common
+// case), the block is the group as it stands, without a copy, and the
+// memory of each pod, which the block says in full, is only written out
+// (lazy) if a second call comes. Otherwise memo[k] is pods[k]'s.
+func (c *Converter) first(svc *corev1.Service, pods []*corev1.Pod, types []slicer.AddressType, nodes NodeGetter) error {
+	n, t := len(pods), len(types)
+	c.memo = c.memo[:0]
+	c.seen = slices.Grow(c.seen[:0], n)[:n]
+	for i := range c.seen {
+		c.seen[i] = mark{gen: c.podGen}
+	}
+	block := make([]slicer.Endpoint, n*t)
+	flat := t == 1
+	var flatPorts []slicer.Port
+	var touched uintptr
+	for k, pod := range pods {
+		if k%touchBatch == 0 {
+			touched += touchAhead(pods, k)
+		}
+		c.epArena = block[:k*t] // convert takes the next t endpoints
+		var m podMemo
+		if err := c.convert(&m, svc, pod, types, nodes, true, n-k); err != nil {
+			c.memo, c.seen = c.memo[:0], c.seen[:0] // nothing is remembered from a failed first call
+			return err
+		}
+		if flat {
+			if k == 0 {
+				flatPorts = m.ports
+			}
+			if !m.skip && m.errs == nil && len(m.eps) == 1 && m.eps[0].Addresses != nil && samePorts(m.ports, flatPorts) {
+				continue
+			}
+			flat = false
+			c.memo = slices.Grow(c.memo, n)
+			c.memo = append(c.memo, flatMemo(block[:k], flatPorts)...)
+		}
+		c.memo = append(c.memo, m)
+	}
+	c.epArena = block
+	c.touched += touched
+	if !flat {
+		c.group(pods, types, true)
+		return nil
+	}
+	if n > 0 {
+		c.lazy, c.lazyPorts = block[:n:n], flatPorts
+		c.ports = append(c.ports[:0], flatPorts...)
+		c.groups = append(c.groups, slicer.Group{AddressType: types[0], Ports: c.intern(c.ports), Endpoints: block[:n:n]})
+	}
+	// The block is the memory of the pods: the next call must not reuse
+	// it for its groups.
+	c.eps = c.eps[:0]
+	return nil
+}
+
+// flatMemo returns the memory of pods whose endpoints are eps, one each,
+// all with ports.
+func flatMemo(eps []slicer.Endpoint, ports []slicer.Port) []podMemo {
+	out := make([]podMemo, len(eps))
+	for k := range eps {
+		out[k] = podMemo{ports: ports, eps: eps[k : k+1 : k+1]}
+	}
+	return out
+}
+
+// group fills c.groups from the memory of pods, in their order, and
+// keeps the groups' arrays for reuse by the next call.
+// On a first call memo[k] is pods[k]'s; later the index tells.
+func (c *Converter) group(pods []*corev1.Pod, types []slicer.AddressType, fresh bool) {
 	var lastPorts []slicer.Port
 	first := -1
 	for k, pod := range pods {
-		var i int32
-		ok := false
+		i := int32(k)
 		if !fresh {
-			i, ok = c.pods.get(pod)
-		}
-		if !ok {
-			m, err := c.convert(svc, pod, types, nodes, fresh, len(pods)-k)
-			if err != nil {
-				if fresh { // nothing is remembered from a failed first call
-					c.memo, c.seen = c.memo[:0], c.seen[:0]
-				}
-				return nil, nil, err
-			}
-			i = int32(len(c.memo))
-			c.memo = append(c.memo, m)
-			c.seen = append(c.seen, mark{})
-			if !fresh {
-				c.pods.put(pod, i)
-			}
+			i, _ = c.pods.get(pod) // every pod is in it by now
 		}
 		m := &c.memo[i]
-		c.seen[i].gen = c.podGen
-		errs = append(errs, m.errs...)
 		if m.skip {
 			continue
 		}
@@ -254,9 +341,6 @@ func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 			}
 		}
 	}
-	if fresh {
-		c.listed = slices.Clone(pods)
-	}
 	for i := range c.groups {
 		if i < len(c.eps) {
 			c.eps[i] = c.groups[i].Endpoints
@@ -264,19 +348,16 @@ func (c *Converter) desired(svc *corev1.Service, pods []*corev1.Pod, nodes NodeG
 			c.eps = append(c.eps, c.groups[i].Endpoints)
 		}
 	}
-	if len(c.memo) > 2*len(pods)+64 {
-		c.compactMemo(len(pods))
-	}
-	if errs != nil {
-		skipped = &SkippedPodsError{Errs: errs}
-	}
-	return c.groups, skipped, nil
 }
 
 // index builds the pod index of the first call's pods.
 func (c *Converter) index() {
 	if c.listed == nil {
 		return
+	}
+	if c.lazy != nil {
+		c.memo = append(c.memo[:0], flatMemo(c.lazy, c.lazyPorts)...)
+		c.lazy, c.lazyPorts = nil, nil
 	}
 	c.pods.reset(len(c.listed))
 	for i, p := range c.listed {
@@ -347,6 +428,7 @@ func (c *Converter) forget(svc *corev1.Service) {
 	c.pods.reset(0)
 	c.indexed = false
 	c.listed = nil
+	c.lazy, c.lazyPorts = nil, nil
 	c.memo = c.memo[:0]
 	c.seen = c.seen[:0]
 	c.nodes = make(map[string]nodeMemo)
@@ -360,12 +442,11 @@ func (c *Converter) forget(svc *corev1.Service) {
 // convert turns one pod into its endpoints, one per address type.
 // fresh and left size the arenas: on a Converter's first call, the pods
 // left to convert fill one block.
-func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer.AddressType, nodes NodeGetter, fresh bool, left int) (podMemo, error) {
-	var m podMemo
+func (c *Converter) convert(m *podMemo, svc *corev1.Service, pod *corev1.Pod, types []slicer.AddressType, nodes NodeGetter, fresh bool, left int) error {
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed ||
 		pod.Status.PodIP == "" && len(pod.Status.PodIPs) == 0 {
 		m.skip = true
-		return m, nil
+		return nil
 	}
 	pnr := svc.Spec.PublishNotReadyAddresses
 	c.ports = c.ports[:0]
@@ -388,7 +469,8 @@ func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer
 		if !ok {
 			var err error
 			if node, err = lookupNode(nodes, pod.Spec.NodeName); err != nil {
-				return podMemo{}, fmt.Errorf("endpointslice: pod %s/%s: %w", pod.Namespace, pod.Name, err)
+				*m = podMemo{}
+				return fmt.Errorf("endpointslice: pod %s/%s: %w", pod.Namespace, pod.Name, err)
 			}
 			c.nodes[pod.Spec.NodeName] = node
 		}
@@ -396,7 +478,7 @@ func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer
 	}
 	if !node.found && !pnr {
 		m.errs = append(m.errs, fmt.Errorf("endpointslice: pod %s/%s skipped: node %q not found", pod.Namespace, pod.Name, pod.Spec.NodeName))
-		return m, nil
+		return nil
 	}
 	zone := node.zone
 	hostname := ""
@@ -445,16 +527,26 @@ func (c *Converter) convert(svc *corev1.Service, pod *corev1.Pod, types []slicer
 			continue
 		}
 		addrs := c.ipArena[start:len(c.ipArena):len(c.ipArena)]
-		m.eps[ti] = slicer.Endpoint{
-			Addresses:  addrs,
-			Hostname:   hostname,
-			NodeName:   nodeName,
-			Zone:       zone,
-			Conditions: conds,
-			TargetRef:  slicer.ObjectRef{Kind: "Pod", Namespace: ns, Name: c.keep(pod.Name, block), UID: c.keep(string(pod.UID), block)},
+		// Field by field into the arena's memory, which is zero (the
+		// arenas are only appended to): assigning a whole Endpoint is a
+		// 200-byte copy that takes the collector's slow bulk write
+		// barrier whenever it is marking.
+		e := &m.eps[ti]
+		e.Addresses = addrs
+		if hostname != "" {
+			e.Hostname = hostname
 		}
+		e.NodeName = nodeName
+		if zone != "" {
+			e.Zone = zone
+		}
+		e.Conditions = conds
+		e.TargetRef.Kind = "Pod"
+		e.TargetRef.Namespace = ns
+		e.TargetRef.Name = c.keep(pod.Name, block)
+		e.TargetRef.UID = c.keep(string(pod.UID), block)
 	}
-	return m, nil
+	return nil
 }
 
 // keep returns a copy of s in the string arena. The arena's bytes are
@@ -702,7 +794,7 @@ func (a *sliceArena) convert(s *discovery.EndpointSlice) slicer.Slice {
 		Annotations:  s.Annotations,
 	}
 	for i := range s.Endpoints {
-		out.Endpoints[i] = endpoint(&s.Endpoints[i])
+		fillEndpoint(&out.Endpoints[i], &s.Endpoints[i])
 	}
 	for i := range s.Ports {
 		p := &s.Ports[i]
@@ -720,21 +812,32 @@ func (a *sliceArena) convert(s *discovery.EndpointSlice) slicer.Slice {
 	return out
 }
 
-func endpoint(e *discovery.Endpoint) slicer.Endpoint {
-	out := slicer.Endpoint{
-		Addresses: e.Addresses,
-		Hostname:  deref(e.Hostname),
-		NodeName:  deref(e.NodeName),
-		Zone:      deref(e.Zone),
-		Conditions: slicer.Conditions{
-			Ready: tristate(e.Conditions.Ready), Serving: tristate(e.Conditions.Serving), Terminating: tristate(e.Conditions.Terminating),
-		},
+// fillEndpoint converts e into out, which is zero, field by field (see
+// convert on why not as one struct); fields that would be zero are not
+// written.
+func fillEndpoint(out *slicer.Endpoint, e *discovery.Endpoint) {
+	out.Addresses = e.Addresses
+	if e.Hostname != nil && *e.Hostname != "" {
+		out.Hostname = *e.Hostname
+	}
+	if e.NodeName != nil && *e.NodeName != "" {
+		out.NodeName = *e.NodeName
+	}
+	if e.Zone != nil && *e.Zone != "" {
+		out.Zone = *e.Zone
+	}
+	out.Conditions = slicer.Conditions{
+		Ready: tristate(e.Conditions.Ready), Serving: tristate(e.Conditions.Serving), Terminating: tristate(e.Conditions.Terminating),
 	}
 	if r := e.TargetRef; r != nil {
-		out.TargetRef = slicer.ObjectRef{
-			Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, UID: string(r.UID),
-			APIVersion: r.APIVersion, ResourceVersion: r.ResourceVersion, FieldPath: r.FieldPath,
-		}
+		t := &out.TargetRef
+		setString(&t.Kind, r.Kind)
+		setString(&t.Namespace, r.Namespace)
+		setString(&t.Name, r.Name)
+		setString(&t.UID, string(r.UID))
+		setString(&t.APIVersion, r.APIVersion)
+		setString(&t.ResourceVersion, r.ResourceVersion)
+		setString(&t.FieldPath, r.FieldPath)
 	}
 	if h := e.Hints; h != nil {
 		out.Hints = &slicer.Hints{}
@@ -745,7 +848,14 @@ func endpoint(e *discovery.Endpoint) slicer.Endpoint {
 			out.Hints.ForNodes = append(out.Hints.ForNodes, n.Name)
 		}
 	}
-	return out
+}
+
+// setString sets *dst, which is "", to s unless s is empty too (a store
+// of a pointer costs a write barrier while the collector marks).
+func setString(dst *string, s string) {
+	if s != "" {
+		*dst = s
+	}
 }
 
 func tristate(b *bool) slicer.Tristate {

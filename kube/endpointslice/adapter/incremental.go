@@ -110,12 +110,12 @@ func (s *Syncer) delta(svc *corev1.Service, pods []*corev1.Pod, nodes NodeGetter
 			return nil, nil, false
 		}
 		if !known {
-			m, err := c.convert(svc, pod, types, nodes, false, 1)
-			if err != nil {
+			i = int32(len(c.memo))
+			c.memo = append(c.memo, podMemo{})
+			if err := c.convert(&c.memo[i], svc, pod, types, nodes, false, 1); err != nil {
+				c.memo = c.memo[:i]
 				return nil, nil, false
 			}
-			i = int32(len(c.memo))
-			c.memo = append(c.memo, m)
 			c.seen = append(c.seen, mark{gen: c.podGen})
 			c.pods.put(pod, i)
 		}

@@ -112,7 +112,7 @@ func (s *Syncer) Plan(facts slicer.Service, svc *corev1.Service, pods []*corev1.
 			plan: slicer.Plan{Unchanged: slices.Clone(plan.Unchanged), Added: plan.Added, Removed: plan.Removed},
 		}
 		s.base++
-		for i := range s.conv.memo {
+		for i := range s.conv.seen { // as long as memo, or memo is still to be written out
 			if s.conv.seen[i].gen == s.conv.podGen {
 				s.conv.seen[i].base = s.base
 			}
