@@ -47,9 +47,25 @@ type MirrorOptions struct {
 
 // MirrorPlan is the outcome of Mirror: the plan, and how many addresses
 // were left out (Skipped, which includes the Invalid ones).
+//
+// Plan.Added, Updated and Plan.Removed are upstream's
+// endpoint_slice_mirroring_controller_endpoints_{added,updated,removed}_per_sync
+// for this sync: per address type and port set with endpoints, the
+// desired endpoints not in the slice kept for it (all of them when there
+// is none), the ones in it whose conditions, node, zone or target
+// reference differ, and the ones in it no longer desired; for an address
+// type and port set of the Endpoints without endpoints, the endpoints of
+// all its slices count as removed. Slices of port sets the Endpoints no
+// longer has are deleted without being counted, as upstream.
+// DesiredEndpoints holds the number of desired endpoints of each address
+// type and port set with any, in the order of the plan's keys: upstream's
+// inputs to the endpoints_desired, num_endpoint_slices and
+// desired_endpoint_slices gauges (one slice each).
 type MirrorPlan struct {
 	Plan
 	Skipped, Invalid int
+	Updated          int
+	DesiredEndpoints []int
 }
 
 // Mirror plans the EndpointSlices mirroring a custom Endpoints object, as
@@ -147,8 +163,18 @@ func Mirror(ep Endpoints, existing []Slice, opts MirrorOptions) (MirrorPlan, err
 	for _, k := range keys {
 		d, old := want[k], byKey[k]
 		if len(d.eps) == 0 {
+			for _, s := range old {
+				out.Removed += len(s.Endpoints)
+			}
 			deletes = append(deletes, old...)
 			continue
+		}
+		out.DesiredEndpoints = append(out.DesiredEndpoints, len(d.eps))
+		if len(old) == 0 {
+			out.Added += len(d.eps)
+		} else {
+			added, updated, removed := mirrorTotals(old[0], d.eps)
+			out.Added, out.Updated, out.Removed = out.Added+added, out.Updated+updated, out.Removed+removed
 		}
 		if len(old) > 0 {
 			deletes = append(deletes, old[1:]...)
@@ -318,6 +344,30 @@ func mirroredSlice(ep Endpoints, at AddressType, ports []Port, eps []Endpoint) S
 		}
 	}
 	return s
+}
+
+// mirrorTotals counts, between an existing slice and the desired
+// endpoints, those to add, those to update (same identity, different
+// conditions, node, zone or target reference) and those to remove.
+func mirrorTotals(s Slice, eps []Endpoint) (added, updated, removed int) {
+	want := make(map[string]*Endpoint, len(eps))
+	for i := range eps {
+		want[identityString(&eps[i])] = &eps[i]
+	}
+	matches := 0
+	for i := range s.Endpoints {
+		w, ok := want[identityString(&s.Endpoints[i])]
+		switch {
+		case !ok:
+			removed++
+		case !equalBeyondIdentity(w, &s.Endpoints[i]):
+			matches++
+			updated++
+		default:
+			matches++
+		}
+	}
+	return len(want) - matches, updated, removed
 }
 
 // mirroredUnchanged reports whether an existing mirrored slice needs no

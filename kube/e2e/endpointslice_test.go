@@ -557,8 +557,12 @@ func esConverge(t *testing.T, step string, sides []*esSide, checkZones bool) []m
 // changes depend on when each controller's syncs happen and on how its
 // slices happen to be packed, for upstream as for fairslice, so they are
 // logged, not compared (over runs on a shared machine, fairslice's total
-// was 1.02-1.14x upstream's without a batch period, 0.81-1.04x with 1 s;
-// see BENCHMARKS.md).
+// was 1.02-1.15x upstream's without a batch period, 0.81-1.04x with 1 s;
+// see BENCHMARKS.md), with the syncs that reached each reconciler and the
+// endpoints they added and removed: the reconcilers write the same for
+// the same changes in one sync (TestBatchedWritesNoMoreThanUpstream in
+// kube/endpointslice), so a burst's extra writes come from how its
+// changes were split over syncs.
 func TestEndpointSliceControllerSideBySide(t *testing.T) {
 	for _, batch := range []time.Duration{0, time.Second} {
 		t.Run(fmt.Sprintf("batch=%v", batch), func(t *testing.T) { esSideBySide(t, batch) })
@@ -651,6 +655,11 @@ func esSideBySide(t *testing.T, batch time.Duration) {
 		}, true, true},
 	}
 	var prev [2]int64
+	gatherers := []prometheus.Gatherer{legacyregistry.DefaultGatherer, sides[1].reg}
+	var prevRec [2]esReconciles
+	for i, g := range gatherers {
+		prevRec[i] = esReconcileStats(t, g)
+	}
 	for _, step := range steps {
 		start := time.Now()
 		esBoth(t, sides, step.do)
@@ -659,15 +668,19 @@ func esSideBySide(t *testing.T, batch time.Duration) {
 			t.Errorf("%s: fairslice's slices differ from upstream's (-upstream +fairslice):\n%s", step.name, diff)
 		}
 		var counts [2]int64
+		var recs [2]esReconciles
 		for i, s := range sides {
 			counts[i] = s.writes.total() - prev[i]
 			prev[i] = s.writes.total()
+			cur := esReconcileStats(t, gatherers[i])
+			recs[i], prevRec[i] = cur.minus(prevRec[i]), cur
 		}
 		if step.single && counts[1] > counts[0] {
 			t.Errorf("%s: fairslice wrote %d times, upstream %d: want no more than upstream", step.name, counts[1], counts[0])
 		}
 		t.Logf("%-22s converged in %5.1fs; writes upstream %4d, fairslice %4d; slices %v / %v", step.name, time.Since(start).Seconds(),
 			counts[0], counts[1], esSliceCounts(states[0]), esSliceCounts(states[1]))
+		t.Logf("%-22s upstream %v, fairslice %v", "", recs[0], recs[1])
 	}
 	t.Logf("total writes: upstream %v, fairslice %v", &sides[0].writes, &sides[1].writes)
 	up, fs := esSyncs(t, legacyregistry.DefaultGatherer), esSyncs(t, sides[1].reg)
@@ -761,6 +774,40 @@ func esSyncs(t *testing.T, g prometheus.Gatherer) map[string]float64 {
 		if f.GetName() == "endpoint_slice_controller_syncs" {
 			for _, m := range f.Metric {
 				out[m.Label[0].GetValue()] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out
+}
+
+// esReconciles is what a controller's endpoints_added_per_sync and
+// endpoints_removed_per_sync histograms say: how many syncs reached the
+// reconciler, and how many endpoints they added and removed.
+type esReconciles struct{ syncs, added, removed float64 }
+
+func (r esReconciles) minus(o esReconciles) esReconciles {
+	return esReconciles{r.syncs - o.syncs, r.added - o.added, r.removed - o.removed}
+}
+
+func (r esReconciles) String() string {
+	return fmt.Sprintf("%.0f reconciles (+%.0f -%.0f endpoints)", r.syncs, r.added, r.removed)
+}
+
+func esReconcileStats(t *testing.T, g prometheus.Gatherer) esReconciles {
+	t.Helper()
+	families, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out esReconciles
+	for _, f := range families {
+		for _, m := range f.Metric {
+			switch f.GetName() {
+			case "endpoint_slice_controller_endpoints_added_per_sync":
+				out.syncs += float64(m.GetHistogram().GetSampleCount())
+				out.added += m.GetHistogram().GetSampleSum()
+			case "endpoint_slice_controller_endpoints_removed_per_sync":
+				out.removed += m.GetHistogram().GetSampleSum()
 			}
 		}
 	}

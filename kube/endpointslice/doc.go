@@ -66,6 +66,8 @@
 // Prometheus registerer and an event recorder. Both run upstream's work
 // queue, batch period, stale-informer guard, trigger times, events and
 // endpoint_slice_controller_* metrics. NewMirroringController does the same
-// for custom Endpoints objects (EndpointsFromAPI converts them). kube/e2e
+// for custom Endpoints objects (EndpointsFromAPI converts them), and
+// NewMirroringControllerWithOptions adds upstream's
+// endpoint_slice_mirroring_controller_* metrics on a registerer. kube/e2e
 // runs the controller next to upstream's on real kube-apiservers.
 package endpointslice

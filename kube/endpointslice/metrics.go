@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,27 +18,138 @@ import (
 // endpoint_slice_controller_<name>.
 const metricsSubsystem = "endpoint_slice_controller"
 
+// metricSet builds the metrics of one subsystem and registers them
+// together.
+type metricSet struct {
+	subsystem  string
+	collectors []prometheus.Collector
+}
+
+func (s *metricSet) hist(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: s.subsystem, Name: name, Help: help, Buckets: buckets}, labels)
+	s.collectors = append(s.collectors, h)
+	return h
+}
+
+func (s *metricSet) gauge(name, help string, labels ...string) *prometheus.GaugeVec {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Subsystem: s.subsystem, Name: name, Help: help}, labels)
+	s.collectors = append(s.collectors, g)
+	return g
+}
+
+func (s *metricSet) counter(name, help string, labels ...string) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: s.subsystem, Name: name, Help: help}, labels)
+	s.collectors = append(s.collectors, c)
+	return c
+}
+
+// register registers every metric built so far on reg.
+func (s *metricSet) register(reg prometheus.Registerer) error {
+	var errs []error
+	for _, c := range s.collectors {
+		if err := reg.Register(c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("endpointslice: registering %s metrics: %w", s.subsystem, err)
+	}
+	return nil
+}
+
+// efficiency keeps, per owner (a Service or an Endpoints object), its
+// endpoints, its slices and the slices a perfect packing would need, and
+// publishes the sums as the endpoints_desired, num_endpoint_slices and
+// desired_endpoint_slices gauges (and, when byTD is set, the owners per
+// trafficDistribution), as upstream's metrics caches do.
+type efficiency struct {
+	endpointsDesired, numSlices, desiredSlices *prometheus.GaugeVec
+	byTrafficDistribution                      *prometheus.GaugeVec // nil: not kept
+
+	mu     sync.Mutex
+	cache  map[types.NamespacedName]serviceEfficiency
+	totals serviceEfficiency // sums over cache
+	byTD   map[string]int    // owners per trafficDistribution
+}
+
+func newEfficiency(s *metricSet, help string) *efficiency {
+	return &efficiency{
+		endpointsDesired: s.gauge("endpoints_desired", help+"Number of endpoints desired"),
+		numSlices:        s.gauge("num_endpoint_slices", help+"Number of EndpointSlices"),
+		desiredSlices:    s.gauge("desired_endpoint_slices", help+"Number of EndpointSlices that would exist with perfect endpoint allocation"),
+		cache:            map[types.NamespacedName]serviceEfficiency{},
+		byTD:             map[string]int{},
+	}
+}
+
+// set replaces an owner's figures and publishes the sums.
+func (e *efficiency) set(nn types.NamespacedName, cur serviceEfficiency) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.removeLocked(nn)
+	e.cache[nn] = cur
+	e.totals.endpoints += cur.endpoints
+	e.totals.actual += cur.actual
+	e.totals.desired += cur.desired
+	if cur.trafficDistribution != "" {
+		e.byTD[cur.trafficDistribution]++
+	}
+	e.publishLocked()
+}
+
+// delete forgets an owner; publish says whether to publish the sums even
+// if the owner was not known.
+func (e *efficiency) delete(nn types.NamespacedName, publish bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.removeLocked(nn) || publish {
+		e.publishLocked()
+	}
+}
+
+func (e *efficiency) removeLocked(nn types.NamespacedName) bool {
+	old, ok := e.cache[nn]
+	if !ok {
+		return false
+	}
+	delete(e.cache, nn)
+	e.totals.endpoints -= old.endpoints
+	e.totals.actual -= old.actual
+	e.totals.desired -= old.desired
+	if old.trafficDistribution != "" {
+		if e.byTD[old.trafficDistribution]--; e.byTD[old.trafficDistribution] == 0 {
+			delete(e.byTD, old.trafficDistribution)
+		}
+	}
+	return true
+}
+
+func (e *efficiency) publishLocked() {
+	e.endpointsDesired.WithLabelValues().Set(float64(e.totals.endpoints))
+	e.numSlices.WithLabelValues().Set(float64(e.totals.actual))
+	e.desiredSlices.WithLabelValues().Set(float64(e.totals.desired))
+	if e.byTrafficDistribution == nil {
+		return
+	}
+	e.byTrafficDistribution.Reset()
+	for td, n := range e.byTD {
+		e.byTrafficDistribution.WithLabelValues(td).Set(float64(n))
+	}
+}
+
 // controllerMetrics are upstream's EndpointSlice controller metrics
 // (k8s.io/endpointslice/metrics v0.37.2: names, help, labels, buckets) on
 // a registry the caller chose. A nil *controllerMetrics records nothing.
 type controllerMetrics struct {
-	added, removed      *prometheus.HistogramVec
-	endpointsDesired    *prometheus.GaugeVec
-	numSlices           *prometheus.GaugeVec
-	desiredSlices       *prometheus.GaugeVec
-	changes             *prometheus.CounterVec
-	changedPerSync      *prometheus.HistogramVec
-	syncs               *prometheus.CounterVec
-	byTrafficDistribute *prometheus.GaugeVec
-
-	mu     sync.Mutex
-	max    int
-	cache  map[types.NamespacedName]serviceEfficiency
-	totals serviceEfficiency // sums over cache
-	byTD   map[string]int    // Services per trafficDistribution
+	added, removed *prometheus.HistogramVec
+	changes        *prometheus.CounterVec
+	changedPerSync *prometheus.HistogramVec
+	syncs          *prometheus.CounterVec
+	*efficiency
+	max int
 }
 
-// serviceEfficiency is a Service's totals for the efficiency gauges and
+// serviceEfficiency is an owner's totals for the efficiency gauges and
 // its valid trafficDistribution ("" if none).
 type serviceEfficiency struct {
 	endpoints, actual, desired int
@@ -49,48 +161,23 @@ func newControllerMetrics(reg prometheus.Registerer, maxPerSlice int) (*controll
 	if reg == nil {
 		return nil, nil
 	}
-	opts := func(name, help string) (string, string, string) { return metricsSubsystem, name, help }
-	hist := func(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
-		sub, n, h := opts(name, help)
-		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: sub, Name: n, Help: h, Buckets: buckets}, labels)
-	}
-	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
-		sub, n, h := opts(name, help)
-		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Subsystem: sub, Name: n, Help: h}, labels)
-	}
-	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
-		sub, n, h := opts(name, help)
-		return prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: sub, Name: n, Help: h}, labels)
-	}
+	s := &metricSet{subsystem: metricsSubsystem}
 	perSync := prometheus.ExponentialBuckets(2, 2, 15)
 	m := &controllerMetrics{
-		added:               hist("endpoints_added_per_sync", "[BETA] Number of endpoints added on each Service sync", perSync),
-		removed:             hist("endpoints_removed_per_sync", "[BETA] Number of endpoints removed on each Service sync", perSync),
-		endpointsDesired:    gauge("endpoints_desired", "[BETA] Number of endpoints desired"),
-		numSlices:           gauge("num_endpoint_slices", "[BETA] Number of EndpointSlices"),
-		desiredSlices:       gauge("desired_endpoint_slices", "[BETA] Number of EndpointSlices that would exist with perfect endpoint allocation"),
-		changes:             counter("changes", "[ALPHA] Number of EndpointSlice changes", "operation"),
-		changedPerSync:      hist("endpointslices_changed_per_sync", "[ALPHA] Number of EndpointSlices changed on each Service sync", prometheus.DefBuckets, "topology", "traffic_distribution"),
-		syncs:               counter("syncs", "[ALPHA] Number of EndpointSlice syncs", "result"),
-		byTrafficDistribute: gauge("services_count_by_traffic_distribution", "[BETA] Number of Services using some specific trafficDistribution", "traffic_distribution"),
-		max:                 maxPerSlice,
-		cache:               map[types.NamespacedName]serviceEfficiency{},
-		byTD:                map[string]int{},
+		added:   s.hist("endpoints_added_per_sync", "[BETA] Number of endpoints added on each Service sync", perSync),
+		removed: s.hist("endpoints_removed_per_sync", "[BETA] Number of endpoints removed on each Service sync", perSync),
 	}
-	var errs []error
-	for _, c := range []prometheus.Collector{m.added, m.removed, m.endpointsDesired, m.numSlices, m.desiredSlices,
-		m.changes, m.changedPerSync, m.syncs, m.byTrafficDistribute} {
-		if err := reg.Register(c); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("endpointslice: registering metrics: %w", err)
+	m.efficiency = newEfficiency(s, "[BETA] ")
+	m.changes = s.counter("changes", "[ALPHA] Number of EndpointSlice changes", "operation")
+	m.changedPerSync = s.hist("endpointslices_changed_per_sync", "[ALPHA] Number of EndpointSlices changed on each Service sync", prometheus.DefBuckets, "topology", "traffic_distribution")
+	m.syncs = s.counter("syncs", "[ALPHA] Number of EndpointSlice syncs", "result")
+	m.byTrafficDistribution = s.gauge("services_count_by_traffic_distribution", "[BETA] Number of Services using some specific trafficDistribution", "traffic_distribution")
+	m.max = maxPerSlice
+	if err := s.register(reg); err != nil {
+		return nil, err
 	}
 	// Gauges exist (at zero) from the start, as upstream's do once set.
-	m.mu.Lock()
-	m.publishLocked()
-	m.mu.Unlock()
+	m.delete(types.NamespacedName{}, true)
 	return m, nil
 }
 
@@ -149,17 +236,7 @@ func (m *controllerMetrics) service(nn types.NamespacedName, final [][]slicer.Sl
 		e.desired += (n + m.max - 1) / m.max
 	}
 	e.desired = max(e.desired, 1)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.removeLocked(nn)
-	m.cache[nn] = e
-	m.totals.endpoints += e.endpoints
-	m.totals.actual += e.actual
-	m.totals.desired += e.desired
-	if e.trafficDistribution != "" {
-		m.byTD[e.trafficDistribution]++
-	}
-	m.publishLocked()
+	m.set(nn, e)
 }
 
 // deleteService forgets a deleted Service.
@@ -167,36 +244,7 @@ func (m *controllerMetrics) deleteService(nn types.NamespacedName) {
 	if m == nil {
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.removeLocked(nn)
-	m.publishLocked()
-}
-
-func (m *controllerMetrics) removeLocked(nn types.NamespacedName) {
-	old, ok := m.cache[nn]
-	if !ok {
-		return
-	}
-	delete(m.cache, nn)
-	m.totals.endpoints -= old.endpoints
-	m.totals.actual -= old.actual
-	m.totals.desired -= old.desired
-	if old.trafficDistribution != "" {
-		if m.byTD[old.trafficDistribution]--; m.byTD[old.trafficDistribution] == 0 {
-			delete(m.byTD, old.trafficDistribution)
-		}
-	}
-}
-
-func (m *controllerMetrics) publishLocked() {
-	m.endpointsDesired.WithLabelValues().Set(float64(m.totals.endpoints))
-	m.numSlices.WithLabelValues().Set(float64(m.totals.actual))
-	m.desiredSlices.WithLabelValues().Set(float64(m.totals.desired))
-	m.byTrafficDistribute.Reset()
-	for td, n := range m.byTD {
-		m.byTrafficDistribute.WithLabelValues(td).Set(float64(n))
-	}
+	m.delete(nn, true)
 }
 
 // portSetKey identifies a slice's address type and port set (as a
@@ -208,4 +256,88 @@ func portSetKey(s *slicer.Slice) string {
 	}
 	slices.Sort(parts)
 	return string(s.AddressType) + "|" + strings.Join(parts, ",")
+}
+
+// mirroringSubsystem is upstream's subsystem of the mirroring
+// controller's metrics: endpoint_slice_mirroring_controller_<name>.
+const mirroringSubsystem = "endpoint_slice_mirroring_controller"
+
+// mirroringMetrics are upstream's EndpointSliceMirroring controller
+// metrics (k8s.io/kubernetes v1.37.2,
+// pkg/controller/endpointslicemirroring/metrics: names, help, labels,
+// buckets) on a registry the caller chose. A nil *mirroringMetrics
+// records nothing.
+type mirroringMetrics struct {
+	added, updated, removed, skipped, duration *prometheus.HistogramVec
+	changes                                    *prometheus.CounterVec
+	*efficiency
+	max int
+}
+
+// newMirroringMetrics registers the metrics on reg; nil reg means none.
+// As upstream's, the gauges appear with the first mirrored Endpoints.
+func newMirroringMetrics(reg prometheus.Registerer, maxPerSubset int) (*mirroringMetrics, error) {
+	if reg == nil {
+		return nil, nil
+	}
+	s := &metricSet{subsystem: mirroringSubsystem}
+	perSync := prometheus.ExponentialBuckets(2, 2, 15)
+	m := &mirroringMetrics{
+		added:    s.hist("endpoints_added_per_sync", "[ALPHA] Number of endpoints added on each Endpoints sync", perSync),
+		updated:  s.hist("endpoints_updated_per_sync", "[ALPHA] Number of endpoints updated on each Endpoints sync", perSync),
+		removed:  s.hist("endpoints_removed_per_sync", "[ALPHA] Number of endpoints removed on each Endpoints sync", perSync),
+		skipped:  s.hist("addresses_skipped_per_sync", "[ALPHA] Number of addresses skipped on each Endpoints sync due to being invalid or exceeding MaxEndpointsPerSubset", perSync),
+		duration: s.hist("endpoints_sync_duration", "[ALPHA] Duration of syncEndpoints() in seconds", prometheus.ExponentialBuckets(0.001, 2, 15)),
+	}
+	m.efficiency = newEfficiency(s, "[ALPHA] ")
+	m.changes = s.counter("changes", "[ALPHA] Number of EndpointSlice changes", "operation")
+	m.max = maxPerSubset
+	if err := s.register(reg); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// synced records a sync's duration, in whole milliseconds as upstream.
+func (m *mirroringMetrics) synced(d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.duration.WithLabelValues().Observe(float64(d.Milliseconds()) / 1000)
+}
+
+// mirrored records a sync that reached the reconciler: its skipped
+// addresses, endpoint churn, and the Endpoints object's desired
+// endpoints per address type and port set (one slice each).
+func (m *mirroringMetrics) mirrored(nn types.NamespacedName, plan *slicer.MirrorPlan) {
+	if m == nil {
+		return
+	}
+	m.skipped.WithLabelValues().Observe(float64(plan.Skipped))
+	m.added.WithLabelValues().Observe(float64(plan.Added))
+	m.updated.WithLabelValues().Observe(float64(plan.Updated))
+	m.removed.WithLabelValues().Observe(float64(plan.Removed))
+	var e serviceEfficiency
+	for _, n := range plan.DesiredEndpoints {
+		e.endpoints += n
+		e.actual++
+		e.desired += (n + m.max - 1) / m.max
+	}
+	m.set(nn, e)
+}
+
+// change counts one successful write: "create", "update" or "delete".
+func (m *mirroringMetrics) change(op string) {
+	if m == nil {
+		return
+	}
+	m.changes.WithLabelValues(op).Inc()
+}
+
+// forget drops an Endpoints object whose mirrored slices are deleted.
+func (m *mirroringMetrics) forget(nn types.NamespacedName) {
+	if m == nil {
+		return
+	}
+	m.delete(nn, false)
 }

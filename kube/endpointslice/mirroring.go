@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -97,13 +98,16 @@ func endpointsAddresses(in []corev1.EndpointAddress) []slicer.EndpointsAddress {
 // mirrored (not those labelled endpointslice.kubernetes.io/skip-mirror
 // "true", not leader-election locks, only while the Service exists and
 // has no selector; otherwise the mirrored slices are deleted), the same
-// stale-informer guard and events. Metrics are not recorded.
+// stale-informer guard and events, and (with a Registerer in
+// MirroringOptions) upstream's endpoint_slice_mirroring_controller_*
+// metrics.
 type MirroringController struct {
 	client    clientset.Interface
 	maxSubset int
 	batch     time.Duration
 	recorder  record.EventRecorder
 	broadcast record.EventBroadcaster
+	metrics   *mirroringMetrics
 
 	endpointsLister corelisters.EndpointsLister
 	sliceLister     discoverylisters.EndpointSliceLister
@@ -143,14 +147,52 @@ func NewMirroringControllerWithRecorder(ctx context.Context, endpointsInformer c
 	endpointUpdatesBatchPeriod time.Duration,
 	recorder record.EventRecorder,
 ) (*MirroringController, error) {
-	if maxEndpointsPerSubset < 1 || maxEndpointsPerSubset > slicer.MaxEndpoints {
-		return nil, fmt.Errorf("endpointslice: maxEndpointsPerSubset %d: must be 1..%d", maxEndpointsPerSubset, slicer.MaxEndpoints)
+	if maxEndpointsPerSubset == 0 { // refused, as upstream's command line does
+		return nil, fmt.Errorf("endpointslice: maxEndpointsPerSubset 0: must be 1..%d", slicer.MaxEndpoints)
+	}
+	return NewMirroringControllerWithOptions(ctx, endpointsInformer, endpointSliceInformer, serviceInformer, client, MirroringOptions{
+		MaxEndpointsPerSubset: maxEndpointsPerSubset, EndpointUpdatesBatchPeriod: endpointUpdatesBatchPeriod, EventRecorder: recorder})
+}
+
+// MirroringOptions configure NewMirroringControllerWithOptions.
+type MirroringOptions struct {
+	// MaxEndpointsPerSubset is 1..1000 (kube-controller-manager's
+	// --mirroring-max-endpoints-per-subset); 0 means 1000, its default.
+	MaxEndpointsPerSubset int32
+	// EndpointUpdatesBatchPeriod delays the sync an EndpointSlice change
+	// causes (--mirroring-endpointslice-updates-batch-period).
+	EndpointUpdatesBatchPeriod time.Duration
+	// EventRecorder records the controller's events; nil means a
+	// broadcaster to the API server through the client, started by Run.
+	EventRecorder record.EventRecorder
+	// Registerer receives upstream's endpoint_slice_mirroring_controller_*
+	// metrics; nil records none. Nothing is registered globally.
+	Registerer prometheus.Registerer
+}
+
+// NewMirroringControllerWithOptions returns a mirroring controller with
+// the choices of opts. It fails on an invalid MaxEndpointsPerSubset or
+// when the metrics cannot be registered.
+func NewMirroringControllerWithOptions(ctx context.Context, endpointsInformer coreinformers.EndpointsInformer,
+	endpointSliceInformer discoveryinformers.EndpointSliceInformer,
+	serviceInformer coreinformers.ServiceInformer,
+	client clientset.Interface, opts MirroringOptions) (*MirroringController, error) {
+	if opts.MaxEndpointsPerSubset == 0 {
+		opts.MaxEndpointsPerSubset = slicer.MaxEndpoints
+	}
+	if opts.MaxEndpointsPerSubset < 1 || opts.MaxEndpointsPerSubset > slicer.MaxEndpoints {
+		return nil, fmt.Errorf("endpointslice: maxEndpointsPerSubset %d: must be 1..%d", opts.MaxEndpointsPerSubset, slicer.MaxEndpoints)
+	}
+	m, err := newMirroringMetrics(opts.Registerer, int(opts.MaxEndpointsPerSubset))
+	if err != nil {
+		return nil, err
 	}
 	c := &MirroringController{
 		client:          client,
-		maxSubset:       int(maxEndpointsPerSubset),
-		batch:           endpointUpdatesBatchPeriod,
-		recorder:        recorder,
+		maxSubset:       int(opts.MaxEndpointsPerSubset),
+		batch:           opts.EndpointUpdatesBatchPeriod,
+		recorder:        opts.EventRecorder,
+		metrics:         m,
 		queue:           newKeyQueue("endpoint_slice_mirroring", mirrorMaxSyncBackOff),
 		tracker:         newSliceTracker(),
 		endpointsLister: endpointsInformer.Lister(),
@@ -253,7 +295,9 @@ func (c *MirroringController) worker(ctx context.Context) {
 		if quit {
 			return
 		}
+		start := time.Now()
 		err := c.syncEndpoints(ctx, key)
+		c.metrics.synced(time.Since(start))
 		switch {
 		case err == nil:
 			c.queue.Forget(key)
@@ -306,6 +350,7 @@ func (c *MirroringController) syncEndpoints(ctx context.Context, key string) err
 	if err != nil {
 		return err
 	}
+	c.metrics.mirrored(nn, &plan)
 	if plan.Invalid > 0 {
 		c.recorder.Eventf(ep, corev1.EventTypeWarning, ReasonInvalidIPAddress,
 			"Skipped %d invalid IP addresses when mirroring to EndpointSlices", plan.Invalid)
@@ -331,6 +376,7 @@ func (c *MirroringController) deleteMirrored(ctx context.Context, nn types.Names
 	if err != nil {
 		return err
 	}
+	c.metrics.forget(nn) // upstream counts none of these deletes as changes
 	var errs []error
 	for _, s := range existing {
 		if err := c.client.DiscoveryV1().EndpointSlices(nn.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{}); err != nil {
@@ -354,5 +400,8 @@ func (c *MirroringController) write(ctx context.Context, ep *corev1.Endpoints, p
 		creates = nil
 	}
 	w := sliceWriter{client: c.client, tracker: c.tracker, owner: "Endpoints " + ep.Namespace + "/" + ep.Name}
+	if c.metrics != nil {
+		w.change = c.metrics.change
+	}
 	return w.write(ctx, ep.Namespace, creates, updates, deletes)
 }

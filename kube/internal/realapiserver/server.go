@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -36,6 +37,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/storage/etcd3/testserver"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/util/compatibility"
@@ -70,6 +72,12 @@ type Options struct {
 	// post-start hook and its Install on the non-REST mux, as it does for
 	// upstream's.
 	FlowControl FlowControlFunc
+	// WrapAPIHandler, when non-nil, wraps the innermost handler of each
+	// server's handler chain: the wrapper runs inside panic recovery, the
+	// timeout filter, authentication and flow control, where the API
+	// handler would. A test-only hook, for behaviour no real request
+	// path has on demand (a handler that panics or is slow).
+	WrapAPIHandler func(http.Handler) http.Handler
 	// Flags are extra kube-apiserver command-line flags, for example
 	// "--max-requests-inflight=10" or "--audit-log-path=/tmp/x/audit.log".
 	Flags []string
@@ -146,6 +154,12 @@ func start(t testing.TB, opts Options) (*Server, error) {
 		generic.FlowControl = fc
 		config.ApiExtensions.GenericConfig.FlowControl = fc
 		config.Aggregator.GenericConfig.FlowControl = fc
+	}
+	if wrap := opts.WrapAPIHandler; wrap != nil {
+		for _, g := range []*genericapiserver.Config{generic, &config.ApiExtensions.GenericConfig.Config, &config.Aggregator.GenericConfig.Config} {
+			build := g.BuildHandlerChainFunc
+			g.BuildHandlerChainFunc = func(api http.Handler, c *genericapiserver.Config) http.Handler { return build(wrap(api), c) }
+		}
 	}
 	done, err := config.Complete()
 	if err != nil {
