@@ -221,6 +221,13 @@ func TestFlowControlFailuresMatchUpstream(t *testing.T) {
 				t.Errorf("%s: GET on the one-seat level while a watch is open = %+v, want 200", s.name, got)
 			}
 			fcSeatsFree(t, ctx, s)
+			_, dump, err := fcGet(ctx, fcAdmin(t, s.srv), s.srv.Config.Host, "/debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(dump, "e2e-watcher") {
+				t.Errorf("%s: dump_requests lists the initialised watch as executing:\n%s", s.name, dump)
+			}
 			w.Stop()
 		}
 	})

@@ -13,10 +13,8 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -291,46 +289,6 @@ func TestFlowControlInRealAPIServer(t *testing.T) {
 		}
 		if slices.ContainsFunc(quietCodes, func(c int) bool { return c != http.StatusOK }) {
 			t.Errorf("the quiet user got %v, want only 200", quietCodes)
-		}
-	})
-
-	t.Run("watch releases its seat once initialized", func(t *testing.T) {
-		cfg := rest.CopyConfig(srv.Config)
-		cfg.Impersonate = rest.ImpersonationConfig{UserName: "e2e-watcher", Groups: []string{"e2e-tight", "system:authenticated"}}
-		wc, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := wc.CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Stop()
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "e2e-watched"}}
-		if _, err := srv.Client.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case ev := <-w.ResultChan():
-			if ev.Type != watch.Added {
-				t.Errorf("first watch event %s, want ADDED", ev.Type)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("no watch event within 30s")
-		}
-		// The level has one seat: a watch still holding it would make
-		// every other request of the level wait and time out.
-		hc, host := fcClient(t, srv, "e2e-after-watch", []string{"e2e-tight", "system:authenticated"})
-		resp, body, err := fcGet(ctx, hc, host, "/api/v1/namespaces/default")
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET on the level while a watch is open = %v %v %s", resp.StatusCode, err, body)
-		}
-		_, dump, err := fcGet(ctx, fcAdmin(t, srv), srv.Config.Host, "/debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(dump, "e2e-watcher") {
-			t.Errorf("dump_requests lists the initialized watch as executing:\n%s", dump)
 		}
 	})
 
