@@ -455,7 +455,6 @@ func (qs *QueueSet) syncTime(now time.Time) {
 	prev := qs.currentR
 	if dt != 0 {
 		qs.currentR = prev + SeatsTimesDuration(qs.ratio(), dt)
-		qs.demand.elapse(now, dt)
 	}
 	if prev <= qs.currentR && qs.currentR >= highR {
 		qs.advanceEpoch()
@@ -678,8 +677,10 @@ func (qs *QueueSet) started(r *Request, now, arrival time.Time) {
 }
 
 func (qs *QueueSet) seatsChanged(now time.Time) {
-	// syncTime has already integrated up to now.
-	qs.demand.setValue(float64(qs.totSeatsInUse + qs.totSeatsWaiting))
+	// The integrator keeps its own time, as upstream's: it integrates
+	// only here and when read, never from syncTime, so that reading it
+	// (ResetDemand) does not make the next sync count the same time again.
+	qs.demand.Set(now, float64(qs.totSeatsInUse+qs.totSeatsWaiting))
 	if qs.observer != nil {
 		qs.observer.SeatsChanged(qs.totSeatsInUse, qs.totSeatsWaiting)
 	}
