@@ -24,15 +24,6 @@ var (
 	diffSteps     = flag.Int("apfdiff.steps", 60, "events per scenario")
 	diffSave      = flag.String("apfdiff.save", "", "directory to write mismatching scenarios into")
 	diffReplay    = flag.String("apfdiff.replay", "", "replay this saved scenario file (from -apfdiff.save) instead of random ones")
-	// diffAdjust runs the periodic borrowing adjustments ("adjust" events)
-	// on both sides. Off by default: in about one run in eight (12
-	// scenarios) a request dispatches on one side and waits or is rejected
-	// on the other after an adjustment, reproducibly by seed (for example
-	// -apfdiff.seed=1796183584587620756 -apfdiff.scenarios=10 at server
-	// concurrency 10): an open divergence in the borrowing adjustment, not
-	// yet diagnosed. Without it the levels keep the limits of the
-	// configuration-time adjustment on both sides, which is still compared.
-	diffAdjust = flag.Bool("apfdiff.adjust", false, "run the adjust events of TestDifferential (an open divergence; see diffAdjust)")
 )
 
 // scenario is a configuration, a server concurrency limit and a sequence
@@ -183,9 +174,6 @@ func run(t *testing.T, s *scenario) string {
 			up.advance(ev.D)
 			ours.advance(ev.D)
 		case "adjust":
-			if !*diffAdjust {
-				continue
-			}
 			up.adjust()
 			ours.adjust()
 		}
@@ -216,6 +204,11 @@ func run(t *testing.T, s *scenario) string {
 		}
 		if diff := compareDispatchMetrics(ours); diff != "" {
 			return fmt.Sprintf("step %d (%+v): dispatch metrics (-upstream +fairslice):\n%s", step, ev, diff)
+		}
+		if ev.Kind == "adjust" {
+			if diff := compareBorrowingMetrics(ours); diff != "" {
+				return fmt.Sprintf("step %d (%+v): borrowing metrics (-upstream +fairslice):\n%s", step, ev, diff)
+			}
 		}
 	}
 	for id := range arrived {
@@ -268,10 +261,7 @@ func TestDifferential(t *testing.T) {
 	}
 	t.Logf("final states: %v", coverage)
 	if *diffScenarios >= 12 {
-		want := []string{"waiting", "executing", "done", "queued dispatches", "rejected:queue-full", "rejected:concurrency-limit", "rejected:time-out"}
-		if *diffAdjust {
-			want = append(want, "dispatched by an adjustment")
-		}
+		want := []string{"waiting", "executing", "done", "queued dispatches", "rejected:queue-full", "rejected:concurrency-limit", "rejected:time-out", "dispatched by an adjustment"}
 		for _, k := range want {
 			if coverage[k] == 0 {
 				t.Errorf("no request ended %q: the scenarios do not exercise it", k)

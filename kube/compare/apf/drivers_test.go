@@ -439,6 +439,8 @@ type oursDriver struct {
 	ids   map[*apf.Request]int
 	// metrics are the DispatchObserver events, as upstream's metrics.
 	metrics dispatchMetrics
+	// borrowing are the last LevelLimits events, as upstream's metrics.
+	borrowing borrowingMetrics
 }
 
 type observer struct {
@@ -482,7 +484,8 @@ func (d *oursDriver) lookup(r *apf.Request) (*slot, int) {
 
 func newOurs(tb testing.TB, cfg *flowschema.Config, serverCL int) *oursDriver {
 	d := &oursDriver{tb: tb, clk: &manualClock{now: start}, slots: map[int]*slot{}, ids: map[*apf.Request]int{},
-		metrics: dispatchMetrics{Virtual: map[string][6]float64{}, NoFit: map[string]float64{}}}
+		metrics:   dispatchMetrics{Virtual: map[string][6]float64{}, NoFit: map[string]float64{}},
+		borrowing: borrowingMetrics{Levels: map[string][6]float64{}}}
 	// Upstream's periodic adjustment runs on real time; the scenarios run
 	// both sides' adjustments as events instead. Lenient: upstream's
 	// controller is given the objects alone, with no API server validating
