@@ -48,16 +48,40 @@ func (d *DemandStats) advance(now time.Time) {
 		d.started, d.last = true, now
 		return
 	}
-	dt := now.Sub(d.last).Seconds()
+	if now == d.last {
+		// No time passed (a cheap exact test): integrating zero seconds
+		// would leave every sum as it is.
+		return
+	}
+	d.integrate(now, now.Sub(d.last))
+}
+
+// integrate adds the current value over dt, the time from the last update
+// to now.
+func (d *DemandStats) integrate(now time.Time, dt time.Duration) {
+	s := dt.Seconds()
 	d.last = now
-	d.elapsed += dt
-	d.ix += d.x * dt
-	d.ixx += d.x * d.x * dt
+	d.elapsed += s
+	d.ix += d.x * s
+	d.ixx += d.x * d.x * s
 }
 
 // Set records that the quantity is x from now on.
 func (d *DemandStats) Set(now time.Time, x float64) {
 	d.advance(now)
+	d.setValue(x)
+}
+
+// setAfter is Set for a caller that knows dt = now − the last update (a
+// QueueSet keeps it as it syncs its time), saving the time arithmetic.
+func (d *DemandStats) setAfter(now time.Time, dt time.Duration, x float64) {
+	if dt != 0 {
+		d.integrate(now, dt)
+	}
+	d.setValue(x)
+}
+
+func (d *DemandStats) setValue(x float64) {
 	d.x = x
 	if x < d.min {
 		d.min = x

@@ -63,4 +63,16 @@ func TestQueueSetSeatDemandResetThenEvent(t *testing.T) {
 	if got := qs.Demand(t0.Add(3 * time.Second)); got.Duration != 1 {
 		t.Errorf("Demand one second after the reset = %+v, want Duration 1", got)
 	}
+	// Nor does a read ahead of the queue set's time: 3 s at 3 seats, 1 s
+	// at 4, then 2 s at 5.
+	if got := qs.Demand(t0.Add(5 * time.Second)); got.Duration != 3 {
+		t.Errorf("Demand at +5s = %+v, want Duration 3", got)
+	}
+	arrive(t, qs, 6*time.Second, 0, one(), "", StateWaiting)
+	got := qs.ResetDemand(t0.Add(7 * time.Second))
+	want := DemandResults{Duration: 5, Average: (3*1 + 4*3 + 5*1) / 5.0, Min: 3, Max: 5}
+	want.Deviation = math.Sqrt((9*1+16*3+25*1)/5.0 - want.Average*want.Average)
+	if got != want {
+		t.Errorf("ResetDemand at +7s = %+v, want %+v", got, want)
+	}
 }
