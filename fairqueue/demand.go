@@ -12,17 +12,20 @@ import (
 // the extremes since the last Reset.
 //
 // As upstream, the minimum starts at 0 (not at the first value) until the
-// first Reset, which sets both extremes to the current value.
+// first Reset, which sets both extremes to the current value. It keeps its
+// own time of the last update and integrates only when it is set or read,
+// in seconds, with upstream's float64 operations in upstream's order, so
+// that the same calls at the same times give the same bits.
 //
 // The zero value starts integrating at the first call. Not safe for
 // concurrent use; O(1) per call, no allocations.
 type DemandStats struct {
-	started   bool
-	last      time.Time
-	x         float64
-	elapsedNs float64 // nanoseconds
-	ix, ixx   float64 // ∫x dt, ∫x² dt, with dt in nanoseconds
-	min, max  float64
+	started  bool
+	last     time.Time
+	x        float64
+	elapsed  float64 // seconds
+	ix, ixx  float64 // ∫x dt, ∫x² dt, with dt in seconds
+	min, max float64
 }
 
 // DemandResults summarizes a DemandStats integration.
@@ -45,21 +48,39 @@ func (d *DemandStats) advance(now time.Time) {
 		d.started, d.last = true, now
 		return
 	}
-	d.elapse(now, now.Sub(d.last))
+	if now == d.last {
+		// No time passed (a cheap exact test): integrating zero seconds
+		// would leave every sum as it is.
+		return
+	}
+	d.integrate(now, now.Sub(d.last))
 }
 
-// elapse integrates the current value over dt ending at now; QueueSet calls
-// it from its own time sync so that value changes need no time arithmetic.
-// The integrals are kept in nanoseconds and scaled when read.
-func (d *DemandStats) elapse(now time.Time, dt time.Duration) {
-	ns := float64(dt)
+// integrate adds the current value over dt, the time from the last update
+// to now.
+func (d *DemandStats) integrate(now time.Time, dt time.Duration) {
+	s := dt.Seconds()
 	d.last = now
-	d.elapsedNs += ns
-	d.ix += d.x * ns
-	d.ixx += d.x * d.x * ns
+	d.elapsed += s
+	d.ix += d.x * s
+	d.ixx += d.x * d.x * s
 }
 
-// setValue changes the value at the time of the last elapse.
+// Set records that the quantity is x from now on.
+func (d *DemandStats) Set(now time.Time, x float64) {
+	d.advance(now)
+	d.setValue(x)
+}
+
+// setAfter is Set for a caller that knows dt = now − the last update (a
+// QueueSet keeps it as it syncs its time), saving the time arithmetic.
+func (d *DemandStats) setAfter(now time.Time, dt time.Duration, x float64) {
+	if dt != 0 {
+		d.integrate(now, dt)
+	}
+	d.setValue(x)
+}
+
 func (d *DemandStats) setValue(x float64) {
 	d.x = x
 	if x < d.min {
@@ -70,25 +91,19 @@ func (d *DemandStats) setValue(x float64) {
 	}
 }
 
-// Set records that the quantity is x from now on.
-func (d *DemandStats) Set(now time.Time, x float64) {
-	d.advance(now)
-	d.setValue(x)
-}
-
 // Value returns the current value of the quantity.
 func (d *DemandStats) Value() float64 { return d.x }
 
 // Results integrates up to now and returns the summary.
 func (d *DemandStats) Results(now time.Time) DemandResults {
 	d.advance(now)
-	res := DemandResults{Duration: d.elapsedNs / 1e9, Min: d.min, Max: d.max}
-	if d.elapsedNs <= 0 {
+	res := DemandResults{Duration: d.elapsed, Min: d.min, Max: d.max}
+	if d.elapsed <= 0 {
 		res.Average, res.Deviation = math.NaN(), math.NaN()
 		return res
 	}
-	res.Average = d.ix / d.elapsedNs
-	variance := d.ixx/d.elapsedNs - res.Average*res.Average
+	res.Average = d.ix / d.elapsed
+	variance := d.ixx/d.elapsed - res.Average*res.Average
 	if variance >= 0 {
 		res.Deviation = math.Sqrt(variance)
 	} else {
@@ -101,7 +116,7 @@ func (d *DemandStats) Results(now time.Time) DemandResults {
 // extremes set to the current value.
 func (d *DemandStats) Reset(now time.Time) DemandResults {
 	res := d.Results(now)
-	d.elapsedNs, d.ix, d.ixx = 0, 0, 0
+	d.elapsed, d.ix, d.ixx = 0, 0, 0
 	d.min, d.max = d.x, d.x
 	return res
 }

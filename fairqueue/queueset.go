@@ -89,7 +89,11 @@ type QueueSet struct {
 	seatsRequested int
 	activeQueues   int
 
-	demand     DemandStats
+	demand DemandStats
+	// demandLag is lastRealTime − the demand's last update: the demand is
+	// integrated only when the seats change and when it is read, as
+	// upstream's integrator, whose breakpoints decide its float rounding.
+	demandLag  time.Duration
 	observer   Observer
 	onDispatch func(*Request)
 }
@@ -435,10 +439,18 @@ func (qs *QueueSet) VirtualTime() SeatSeconds { return qs.currentR }
 
 // Demand returns the seat-demand statistics (seats in use plus seats
 // waiting, time-weighted) integrated up to now.
-func (qs *QueueSet) Demand(now time.Time) DemandResults { return qs.demand.Results(now) }
+func (qs *QueueSet) Demand(now time.Time) DemandResults {
+	res := qs.demand.Results(now)
+	qs.demandLag = qs.lastRealTime.Sub(now)
+	return res
+}
 
 // ResetDemand returns Demand(now) and restarts the integration at now.
-func (qs *QueueSet) ResetDemand(now time.Time) DemandResults { return qs.demand.Reset(now) }
+func (qs *QueueSet) ResetDemand(now time.Time) DemandResults {
+	res := qs.demand.Reset(now)
+	qs.demandLag = qs.lastRealTime.Sub(now)
+	return res
+}
 
 // syncTime advances R to now at the rate min(seats requested, limit)/active
 // queues, and advances the epoch if R got too large.
@@ -455,7 +467,7 @@ func (qs *QueueSet) syncTime(now time.Time) {
 	prev := qs.currentR
 	if dt != 0 {
 		qs.currentR = prev + SeatsTimesDuration(qs.ratio(), dt)
-		qs.demand.elapse(now, dt)
+		qs.demandLag += dt
 	}
 	if prev <= qs.currentR && qs.currentR >= highR {
 		qs.advanceEpoch()
@@ -678,8 +690,12 @@ func (qs *QueueSet) started(r *Request, now, arrival time.Time) {
 }
 
 func (qs *QueueSet) seatsChanged(now time.Time) {
-	// syncTime has already integrated up to now.
-	qs.demand.setValue(float64(qs.totSeatsInUse + qs.totSeatsWaiting))
+	// The integrator keeps its own time, as upstream's: it integrates
+	// only here and when read (Demand, ResetDemand), never from syncTime,
+	// so that a read does not make the next sync count the same time
+	// again; demandLag is the time since its last update.
+	qs.demand.setAfter(now, qs.demandLag, float64(qs.totSeatsInUse+qs.totSeatsWaiting))
+	qs.demandLag = 0
 	if qs.observer != nil {
 		qs.observer.SeatsChanged(qs.totSeatsInUse, qs.totSeatsWaiting)
 	}

@@ -17,7 +17,6 @@ import (
 	serverfilters "k8s.io/apiserver/pkg/server/filters"
 	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/util/flowcontrol"
-	"k8s.io/apiserver/pkg/util/flowcontrol/fairqueuing/eventclock"
 	fcrequest "k8s.io/apiserver/pkg/util/flowcontrol/request"
 
 	"github.com/fairslice/fairslice/apf"
@@ -71,8 +70,8 @@ func mixedRequests(tb testing.TB) ([]apf.Request, []flowcontrol.RequestDigest) {
 func BenchmarkHandle(b *testing.B) {
 	reqs, digests := mixedRequests(b)
 	b.Run("impl=upstream", func(b *testing.B) {
-		up := newUpstreamClock(b, flowschema.DefaultConfig(), 600, eventclock.Real{})
-		defer close(up.stop)
+		up := newIfcSideClock(b, flowschema.DefaultConfig(), 600, false, true)
+		defer up.close()
 		ctx := context.Background()
 		note := func(*flowcontrolv1.FlowSchema, *flowcontrolv1.PriorityLevelConfiguration, string) {}
 		work := func() fcrequest.WorkEstimate { return fcrequest.WorkEstimate{InitialSeats: 1} }
@@ -144,8 +143,8 @@ func BenchmarkMiddleware(b *testing.B) {
 		})
 	}
 	b.Run("impl=upstream", func(b *testing.B) {
-		up := newUpstreamClock(b, flowschema.DefaultConfig(), 600, eventclock.Real{})
-		defer close(up.stop)
+		up := newIfcSideClock(b, flowschema.DefaultConfig(), 600, false, true)
+		defer up.close()
 		estimator := fcrequest.NewWorkEstimator(
 			func(string) (storage.Stats, error) { return storage.Stats{}, fcrequest.ObjectCountNotFoundErr },
 			up.ctl.GetInterestedWatchCount, fcrequest.DefaultWorkEstimatorConfig(), up.ctl.GetMaxSeats)

@@ -24,15 +24,6 @@ var (
 	diffSteps     = flag.Int("apfdiff.steps", 60, "events per scenario")
 	diffSave      = flag.String("apfdiff.save", "", "directory to write mismatching scenarios into")
 	diffReplay    = flag.String("apfdiff.replay", "", "replay this saved scenario file (from -apfdiff.save) instead of random ones")
-	// diffAdjust runs the periodic borrowing adjustments ("adjust" events)
-	// on both sides. Off by default: in about one run in eight (12
-	// scenarios) a request dispatches on one side and waits or is rejected
-	// on the other after an adjustment, reproducibly by seed (for example
-	// -apfdiff.seed=1796183584587620756 -apfdiff.scenarios=10 at server
-	// concurrency 10): an open divergence in the borrowing adjustment, not
-	// yet diagnosed. Without it the levels keep the limits of the
-	// configuration-time adjustment on both sides, which is still compared.
-	diffAdjust = flag.Bool("apfdiff.adjust", false, "run the adjust events of TestDifferential (an open divergence; see diffAdjust)")
 )
 
 // scenario is a configuration, a server concurrency limit and a sequence
@@ -142,25 +133,58 @@ func randomEvents(r *rand.Rand, s *scenario, groups, steps int) *scenario {
 // scenarios stop reaching queuing, rejection and time-outs.
 var coverage = map[string]int{}
 
-// run plays s on both implementations and returns the first mismatch.
+// run plays s on upstream's controller and apf.Controller and returns the
+// first mismatch; it also compares upstream's dispatch metrics with apf's
+// DispatchObserver events after every event and the borrowing metrics with
+// its LevelLimits events after every adjustment.
 func run(t *testing.T, s *scenario) string {
 	up := newUpstream(t, s.Config, s.ServerCL)
 	defer up.close()
 	ours := newOurs(t, s.Config, s.ServerCL)
 	defer ours.close()
-	// After newUpstream's settling pause: what the previous scenario's
-	// shutdown dispatched is in the metrics by now.
+	// The previous scenario's drivers have returned every request: nothing
+	// writes to upstream's metrics any more.
 	resetUpstreamMetrics()
+	return play(s, s.Events, up, ours, coverage, func(ev event) string {
+		if diff := compareDispatchMetrics(ours); diff != "" {
+			return "dispatch metrics (-upstream +fairslice):\n" + diff
+		}
+		if ev.Kind != "adjust" {
+			return ""
+		}
+		if diff := compareBorrowingMetrics(ours); diff != "" {
+			return "borrowing metrics (-upstream +fairslice):\n" + diff
+		}
+		return ""
+	})
+}
+
+// reconfigurer is a driver whose configuration can change mid-scenario.
+type reconfigurer interface {
+	// addLevel adds a queuing level pl<name> and a FlowSchema fs<name>
+	// for group g<name>.
+	addLevel(name string, queues, hand, qll, shares int32)
+	// removeLevel removes level pl and then the FlowSchemas fss.
+	removeLevel(pl string, fss []string)
+}
+
+// play plays the events evs of s on both drivers (events "add-level" and
+// "remove-level" need reconfigurers) and returns the first mismatch. After
+// every event it compares every request's outcome, the dispatch order, the
+// debug dumps, and then what check reports. What one event dispatched in
+// several levels is compared level by level: upstream applies new limits
+// (an adjustment, a reconfiguration, the reaping of a removed level) level
+// by level in map order. It counts the requests' final states in cov.
+func play(s *scenario, evs []event, up, ours driver, cov map[string]int, check func(event) string) string {
 	if diff := cmp.Diff(up.dumps(), ours.dumps()); diff != "" {
 		return "initial dumps (-upstream +fairslice):\n" + diff
 	}
 	state := map[int]string{}
 	arrived := 0
-	// adjusted are the stretches of the dispatch order that adjust events
-	// dispatched: upstream applies the new limits level by level in map
-	// order, so only the order within each level is defined there.
-	var adjusted [][2]int
-	for step, ev := range s.Events {
+	// stretches are the parts of the dispatch order that one event
+	// dispatched.
+	var stretches [][2]int
+	for step, ev := range evs {
 		before := len(up.dispatchOrder())
 		switch ev.Kind {
 		case "arrive":
@@ -183,11 +207,15 @@ func run(t *testing.T, s *scenario) string {
 			up.advance(ev.D)
 			ours.advance(ev.D)
 		case "adjust":
-			if !*diffAdjust {
-				continue
-			}
 			up.adjust()
 			ours.adjust()
+		case "add-level":
+			up.(reconfigurer).addLevel("x", 4, 2, 3, 10)
+			ours.(reconfigurer).addLevel("x", 4, 2, 3, 10)
+		case "remove-level":
+			pl, fss := removable(s.Config)
+			up.(reconfigurer).removeLevel(pl, fss)
+			ours.(reconfigurer).removeLevel(pl, fss)
 		}
 		for id := range arrived {
 			u, o := up.outcome(id), ours.outcome(id)
@@ -195,16 +223,16 @@ func run(t *testing.T, s *scenario) string {
 				return fmt.Sprintf("step %d (%+v): request %d (%+v): upstream %+v, fairslice %+v", step, ev, id, s.Requests[id], u, o)
 			}
 			if ev.Kind == "adjust" && state[id] == "waiting" && u.State == "executing" {
-				coverage["dispatched by an adjustment"]++
+				cov["dispatched by an adjustment"]++
 			}
 			state[id] = u.State
 		}
 		uo, oo := up.dispatchOrder(), ours.dispatchOrder()
-		if ev.Kind == "adjust" && len(uo) > before {
-			adjusted = append(adjusted, [2]int{before, len(uo)})
+		if len(uo) > before+1 {
+			stretches = append(stretches, [2]int{before, len(uo)})
 		}
 		level := func(id int) string { return s.Requests[id].levelOf(up, id) }
-		for _, r := range adjusted {
+		for _, r := range stretches {
 			byLevel(uo, r, level)
 			byLevel(oo, r, level)
 		}
@@ -214,14 +242,14 @@ func run(t *testing.T, s *scenario) string {
 		if diff := cmp.Diff(up.dumps(), ours.dumps()); diff != "" {
 			return fmt.Sprintf("step %d (%+v): debug dumps (-upstream +fairslice):\n%s", step, ev, diff)
 		}
-		if diff := compareDispatchMetrics(ours); diff != "" {
-			return fmt.Sprintf("step %d (%+v): dispatch metrics (-upstream +fairslice):\n%s", step, ev, diff)
+		if msg := check(ev); msg != "" {
+			return fmt.Sprintf("step %d (%+v): %s", step, ev, msg)
 		}
 	}
 	for id := range arrived {
-		coverage[state[id]]++
+		cov[state[id]]++
 	}
-	coverage["queued dispatches"] += len(up.dispatchOrder())
+	cov["queued dispatches"] += len(up.dispatchOrder())
 	return ""
 }
 
@@ -268,10 +296,7 @@ func TestDifferential(t *testing.T) {
 	}
 	t.Logf("final states: %v", coverage)
 	if *diffScenarios >= 12 {
-		want := []string{"waiting", "executing", "done", "queued dispatches", "rejected:queue-full", "rejected:concurrency-limit", "rejected:time-out"}
-		if *diffAdjust {
-			want = append(want, "dispatched by an adjustment")
-		}
+		want := []string{"waiting", "executing", "done", "queued dispatches", "rejected:queue-full", "rejected:concurrency-limit", "rejected:time-out", "dispatched by an adjustment"}
 		for _, k := range want {
 			if coverage[k] == 0 {
 				t.Errorf("no request ended %q: the scenarios do not exercise it", k)

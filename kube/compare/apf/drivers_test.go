@@ -12,25 +12,17 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/go-logr/logr"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apiserver/pkg/authentication/user"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/server/mux"
 	"k8s.io/apiserver/pkg/util/flowcontrol"
-	"k8s.io/apiserver/pkg/util/flowcontrol/fairqueuing/eventclock"
-	"k8s.io/apiserver/pkg/util/flowcontrol/fairqueuing/queueset"
 	testeventclock "k8s.io/apiserver/pkg/util/flowcontrol/fairqueuing/testing/eventclock"
-	"k8s.io/apiserver/pkg/util/flowcontrol/metrics"
 	fcrequest "k8s.io/apiserver/pkg/util/flowcontrol/request"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/klog/v2"
 
 	"github.com/fairslice/fairslice/apf"
 	"github.com/fairslice/fairslice/fairqueue"
 	"github.com/fairslice/fairslice/flowschema"
-	"github.com/fairslice/fairslice/kube/internal/upstreamfs"
 )
 
 var start = time.Unix(1_800_000_000, 0).UTC()
@@ -170,13 +162,16 @@ func sortedRows(s string) string {
 
 // ---- upstream ----
 
+// upstreamDriver drives a controller through utilflowcontrol.Interface:
+// upstream's, or kube/flowcontrol's in TestDifferentialInterface.
 type upstreamDriver struct {
-	tb    testing.TB
-	clk   *testeventclock.Fake
-	ctl   flowcontrol.Interface
-	stop  chan struct{}
-	mux   *mux.PathRecorderMux
-	queue map[string]bool // priority levels that queue
+	tb     testing.TB
+	clk    *testeventclock.Fake
+	ctl    flowcontrol.Interface
+	worker *configWorker
+	stop   chan struct{}
+	mux    *mux.PathRecorderMux
+	queue  map[string]bool // priority levels that queue
 
 	mu    sync.Mutex
 	order []int
@@ -185,76 +180,10 @@ type upstreamDriver struct {
 
 var silence sync.Once
 
+// newUpstream starts upstream's controller on a fake clock and digests cfg
+// (see newIfcSide).
 func newUpstream(tb testing.TB, cfg *flowschema.Config, serverCL int) *upstreamDriver {
-	clk, _ := testeventclock.NewFake(start, 0, nil)
-	d := newUpstreamClock(tb, cfg, serverCL, clk)
-	d.clk = clk
-	return d
-}
-
-// newUpstreamClock starts upstream's controller on clk and waits until it
-// has digested cfg.
-func newUpstreamClock(tb testing.TB, cfg *flowschema.Config, serverCL int, clk eventclock.Interface) *upstreamDriver {
-	silence.Do(func() { klog.SetLogger(logr.Discard()) })
-	cfg = cfg.DeepCopy()
-	cfg.SetDefaults()
-	objs, fsNames, err := upstreamfs.Objects(cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	client := fake.NewSimpleClientset(objs...)
-	inf := informers.NewSharedInformerFactory(client, 0)
-	ctl := flowcontrol.NewTestable(flowcontrol.TestableConfig{
-		Name: "apfcompare", Clock: clk, AsFieldManager: flowcontrol.ConfigConsumerAsFieldManager,
-		FoundToDangling: func(found bool) bool { return !found }, InformerFactory: inf,
-		FlowcontrolClient: client.FlowcontrolV1(), ServerConcurrencyLimit: serverCL,
-		ReqsGaugeVec: metrics.PriorityLevelConcurrencyGaugeVec, ExecSeatsGaugeVec: metrics.PriorityLevelExecutionSeatsGaugeVec,
-		QueueSetFactory: queueset.NewQueueSetFactory(clk),
-	})
-	d := &upstreamDriver{tb: tb, ctl: ctl, stop: make(chan struct{}), mux: mux.NewPathRecorderMux("apfcompare"),
-		queue: map[string]bool{}, slots: map[int]*slot{}}
-	for _, pl := range cfg.PriorityLevels {
-		if pl.Spec.Limited != nil && pl.Spec.Limited.LimitResponse.Queuing != nil {
-			d.queue[pl.Name] = true
-		}
-	}
-	ctl.Install(d.mux)
-	inf.Start(d.stop)
-	deadline := time.Now().Add(20 * time.Second)
-	for !inf.Flowcontrol().V1().FlowSchemas().Informer().HasSynced() || !inf.Flowcontrol().V1().PriorityLevelConfigurations().Informer().HasSynced() {
-		if time.Now().After(deadline) {
-			tb.Fatal("informers did not sync")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	go func() { _ = ctl.Run(d.stop) }()
-	for !patchedAll(client, fsNames) {
-		if time.Now().After(deadline) {
-			tb.Fatal("upstream did not digest the configuration")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	// Let the digests triggered by the status writes and the first
-	// borrowing round (at Run, on real time) pass before any request.
-	time.Sleep(60 * time.Millisecond)
-	return d
-}
-
-func patchedAll(client *fake.Clientset, names []string) bool {
-	patched := map[string]bool{}
-	for _, a := range client.Actions() {
-		if a.GetVerb() == "patch" && a.GetResource().Resource == "flowschemas" && a.GetSubresource() == "status" {
-			if p, ok := a.(interface{ GetName() string }); ok {
-				patched[p.GetName()] = true
-			}
-		}
-	}
-	for _, n := range names {
-		if !patched[n] {
-			return false
-		}
-	}
-	return true
+	return newIfcSide(tb, cfg, serverCL, false).upstreamDriver
 }
 
 func (d *upstreamDriver) digest(id int, s *reqSpec) flowcontrol.RequestDigest {
@@ -319,7 +248,7 @@ func (d *upstreamDriver) arrive(id int, s *reqSpec) {
 			sl.out.State = "rejected:" + string(fairqueue.ReasonConcurrencyLimit)
 		}
 	}()
-	settleArrival(d.tb, sl, func() { d.dumps() }, d.awaitDispatched)
+	settleArrival(d.tb, sl, func() { d.dumps() }, d.quiesce)
 }
 
 func (d *upstreamDriver) slot(id int) *slot {
@@ -330,6 +259,14 @@ func (d *upstreamDriver) slot(id int) *slot {
 
 // awaitDispatched waits until every dequeued request has entered execution.
 func (d *upstreamDriver) awaitDispatched() { awaitDispatched(d.tb, &d.mu, d.slots) }
+
+// quiesce digests what an event queued for the configuration worker (a
+// quiescing level that became idle: upstream reaps it in a digest, where
+// apf does at once), then waits for the requests that dispatched.
+func (d *upstreamDriver) quiesce() {
+	d.worker.drain()
+	d.awaitDispatched()
+}
 
 func waitEither(tb testing.TB, a, b chan struct{}) {
 	select {
@@ -344,7 +281,7 @@ func (d *upstreamDriver) finish(id int) {
 	s := d.slot(id)
 	close(s.release)
 	waitClosed(d.tb, s.returned)
-	d.awaitDispatched()
+	d.quiesce()
 }
 
 // cancel ends a waiting request's context. Removing it from its queue can
@@ -355,7 +292,7 @@ func (d *upstreamDriver) cancel(id int) {
 	s := d.slot(id)
 	s.cancelFn()
 	waitClosed(d.tb, s.returned)
-	d.awaitDispatched()
+	d.quiesce()
 }
 
 func (d *upstreamDriver) advance(dt time.Duration) { d.clk.SetTime(d.clk.Now().Add(dt)) }
@@ -422,8 +359,14 @@ func (d *upstreamDriver) close() {
 		}
 		s.cancelFn()
 	}
+	slots := d.slots
 	d.mu.Unlock()
+	// Every Handle returns before the next scenario resets the metrics.
+	for _, s := range slots {
+		waitClosed(d.tb, s.returned)
+	}
 	close(d.stop)
+	d.worker.close()
 }
 
 // ---- fairslice ----
@@ -439,6 +382,8 @@ type oursDriver struct {
 	ids   map[*apf.Request]int
 	// metrics are the DispatchObserver events, as upstream's metrics.
 	metrics dispatchMetrics
+	// borrowing are the last LevelLimits events, as upstream's metrics.
+	borrowing borrowingMetrics
 }
 
 type observer struct {
@@ -482,7 +427,8 @@ func (d *oursDriver) lookup(r *apf.Request) (*slot, int) {
 
 func newOurs(tb testing.TB, cfg *flowschema.Config, serverCL int) *oursDriver {
 	d := &oursDriver{tb: tb, clk: &manualClock{now: start}, slots: map[int]*slot{}, ids: map[*apf.Request]int{},
-		metrics: dispatchMetrics{Virtual: map[string][6]float64{}, NoFit: map[string]float64{}}}
+		metrics:   dispatchMetrics{Virtual: map[string][6]float64{}, NoFit: map[string]float64{}},
+		borrowing: borrowingMetrics{Levels: map[string][6]float64{}}}
 	// Upstream's periodic adjustment runs on real time; the scenarios run
 	// both sides' adjustments as events instead. Lenient: upstream's
 	// controller is given the objects alone, with no API server validating

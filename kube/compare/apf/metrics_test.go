@@ -5,11 +5,13 @@ import (
 	"sync"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apiserver/pkg/util/flowcontrol/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 
 	"github.com/fairslice/fairslice/apf"
 	"github.com/fairslice/fairslice/fairqueue"
+	"github.com/fairslice/fairslice/flowschema"
 )
 
 // dispatchMetrics are, per priority level, the last dispatch-time virtual
@@ -93,4 +95,86 @@ func compareDispatchMetrics(ours *oursDriver) string {
 	ours.mu.Lock()
 	defer ours.mu.Unlock()
 	return cmp.Diff(up, ours.metrics)
+}
+
+// borrowingMetrics are, per priority level, the demand statistics and
+// limits of the last borrowing adjustment (demand_seats_high_watermark,
+// demand_seats_average, demand_seats_stdev, demand_seats_smoothed,
+// target_seats, current_limit_seats), and seat_fair_frac.
+type borrowingMetrics struct {
+	Levels   map[string][6]float64
+	FairFrac float64
+}
+
+// borrowingMetricNames index borrowingMetrics.Levels' arrays.
+var borrowingMetricNames = map[string]int{
+	"apiserver_flowcontrol_demand_seats_high_watermark": 0, "apiserver_flowcontrol_demand_seats_average": 1,
+	"apiserver_flowcontrol_demand_seats_stdev": 2, "apiserver_flowcontrol_demand_seats_smoothed": 3,
+	"apiserver_flowcontrol_target_seats": 4, "apiserver_flowcontrol_current_limit_seats": 5,
+}
+
+// upstreamBorrowingMetrics reads upstream's global borrowing metrics. The
+// exempt level's target_seats is left out: upstream sets it to the target
+// of whichever non-exempt level its map iteration happened to put first.
+func upstreamBorrowingMetrics() (borrowingMetrics, error) {
+	out := borrowingMetrics{Levels: map[string][6]float64{}}
+	mfs, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		return out, err
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "apiserver_flowcontrol_seat_fair_frac" {
+			for _, m := range mf.GetMetric() {
+				out.FairFrac = m.GetGauge().GetValue()
+			}
+			continue
+		}
+		i, ok := borrowingMetricNames[mf.GetName()]
+		if !ok {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var pl string
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == "priority_level" {
+					pl = lp.GetValue()
+				}
+			}
+			v := out.Levels[pl]
+			if !(i == 4 && pl == flowschema.PriorityLevelNameExempt) {
+				v[i] = m.GetGauge().GetValue()
+			}
+			out.Levels[pl] = v
+		}
+	}
+	return out, nil
+}
+
+// LevelLimits records apf's limits after a configuration change or an
+// adjustment, as apfmetrics exports them.
+func (o observer) LevelLimits(pl string, l apf.Limits) {
+	target := l.Target
+	if pl == flowschema.PriorityLevelNameExempt {
+		target = 0 // see upstreamBorrowingMetrics
+	}
+	o.d.mu.Lock()
+	o.d.borrowing.Levels[pl] = [6]float64{l.DemandHighWatermark, l.DemandAverage, l.DemandStdDev, l.DemandSmoothed, target, float64(l.Current)}
+	o.d.borrowing.FairFrac = l.FairFrac
+	o.d.mu.Unlock()
+}
+
+// compareBorrowingMetrics compares upstream's borrowing metrics with apf's
+// last LevelLimits events: the levels' values bit for bit, the fair
+// fraction to a relative 1e-12, because upstream sums the targets in map
+// iteration order, so that its own last bits vary from run to run. Call it
+// after an adjustment, which sets upstream's metrics of every level.
+func compareBorrowingMetrics(ours *oursDriver) string {
+	up, err := upstreamBorrowingMetrics()
+	if err != nil {
+		return fmt.Sprintf("gathering upstream's metrics: %v", err)
+	}
+	ours.mu.Lock()
+	defer ours.mu.Unlock()
+	return cmp.Diff(up, ours.borrowing, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".FairFrac" },
+		cmpopts.EquateApprox(1e-12, 0)))
 }
