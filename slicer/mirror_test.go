@@ -3,6 +3,8 @@ package slicer
 import (
 	"fmt"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func addrs(prefix string, n int) []EndpointsAddress {
@@ -82,4 +84,59 @@ func TestMirrorInvalidAndReadyFirst(t *testing.T) {
 	if _, err := Mirror(Endpoints{}, nil, MirrorOptions{MaxEndpointsPerSubset: 1001}); err == nil {
 		t.Error("Mirror with a bad cap and no name: no error")
 	}
+}
+
+// TestMirrorTotals: the added/updated/removed counts and desired
+// endpoints per slice key that upstream's mirroring metrics record,
+// through a sequence of syncs where each step feeds the slices the
+// previous one planned.
+func TestMirrorTotals(t *testing.T) {
+	http := []Port{{Name: "http", Port: 80, Protocol: "TCP"}}
+	dns := []Port{{Name: "dns", Port: 53, Protocol: "UDP"}}
+	ep := Endpoints{Namespace: "ns", Name: "svc", UID: "u"}
+	type totals struct{ Added, Updated, Removed, Writes int }
+	var existing []Slice
+	step := func(name string, subsets []EndpointsSubset, want totals, wantDesired []int) {
+		t.Helper()
+		ep.Subsets = subsets
+		p, err := Mirror(ep, existing, MirrorOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := totals{p.Added, p.Updated, p.Removed, p.Writes()}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: totals (-want +got):\n%s", name, diff)
+		}
+		if diff := cmp.Diff(wantDesired, p.DesiredEndpoints); diff != "" {
+			t.Errorf("%s: DesiredEndpoints (-want +got):\n%s", name, diff)
+		}
+		// The next step starts from what this one leaves.
+		next := append([]Slice(nil), p.Unchanged...)
+		for i, s := range append(append([]Slice(nil), p.Creates...), p.Updates...) {
+			if s.Name == "" {
+				s.Name = fmt.Sprintf("%s-%d", name, i)
+			}
+			next = append(next, s)
+		}
+		existing = next
+	}
+	step("create", []EndpointsSubset{{Ports: http, Addresses: addrs("10.0.0", 3)}},
+		totals{Added: 3, Writes: 1}, []int{3})
+	step("no change", []EndpointsSubset{{Ports: http, Addresses: addrs("10.0.0", 3)}},
+		totals{}, []int{3})
+	// 10.0.0.3 becomes not ready (updated), 10.0.0.2 goes (removed),
+	// 10.0.0.4 comes (added).
+	changed := []EndpointsAddress{{IP: "10.0.0.1"}, {IP: "10.0.0.4"}}
+	step("change", []EndpointsSubset{{Ports: http, Addresses: changed, NotReadyAddresses: []EndpointsAddress{{IP: "10.0.0.3"}}}},
+		totals{Added: 1, Updated: 1, Removed: 1, Writes: 1}, []int{3})
+	// A second port set: its endpoints are all added.
+	step("second port set", []EndpointsSubset{
+		{Ports: http, Addresses: changed, NotReadyAddresses: []EndpointsAddress{{IP: "10.0.0.3"}}},
+		{Ports: dns, Addresses: addrs("10.0.1", 2)},
+	}, totals{Added: 2, Writes: 1}, []int{2, 3}) // keys in order: dns before http
+	// The first port set loses its addresses: its slice's endpoints
+	// count as removed; the deletion of a port set that is gone
+	// entirely would not be counted.
+	step("empty port set", []EndpointsSubset{{Ports: http}, {Ports: dns, Addresses: addrs("10.0.1", 2)}},
+		totals{Removed: 3, Writes: 1}, []int{2})
 }
