@@ -181,7 +181,7 @@ func NewMirroringControllerWithOptions(ctx context.Context, endpointsInformer co
 		opts.MaxEndpointsPerSubset = slicer.MaxEndpoints
 	}
 	if opts.MaxEndpointsPerSubset < 1 || opts.MaxEndpointsPerSubset > slicer.MaxEndpoints {
-		return nil, fmt.Errorf("endpointslice: maxEndpointsPerSubset %d: must be 1..%d", opts.MaxEndpointsPerSubset, slicer.MaxEndpoints)
+		return nil, fmt.Errorf("endpointslice: MaxEndpointsPerSubset %d: must be 1..%d", opts.MaxEndpointsPerSubset, slicer.MaxEndpoints)
 	}
 	m, err := newMirroringMetrics(opts.Registerer, int(opts.MaxEndpointsPerSubset))
 	if err != nil {

@@ -4,6 +4,7 @@ package endpointslice
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -143,5 +144,19 @@ func TestMirroringControllerSync(t *testing.T) {
 	list, err = client.DiscoveryV1().EndpointSlices("ns").List(ctx, metav1.ListOptions{})
 	if err != nil || len(list.Items) != 0 {
 		t.Errorf("slices after the Service got a selector = %d, %v, want 0, nil", len(list.Items), err)
+	}
+}
+
+func TestMirroringOptionsRefused(t *testing.T) {
+	client := fake.NewClientset()
+	factory := informers.NewSharedInformerFactory(client, 0)
+	for _, max := range []int32{-1, 1001} {
+		_, err := NewMirroringControllerWithOptions(context.Background(), factory.Core().V1().Endpoints(),
+			factory.Discovery().V1().EndpointSlices(), factory.Core().V1().Services(), client,
+			MirroringOptions{MaxEndpointsPerSubset: max})
+		want := fmt.Sprintf("MaxEndpointsPerSubset %d: must be 1..1000", max)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("MaxEndpointsPerSubset %d: error %v, want one containing %q", max, err, want)
+		}
 	}
 }
