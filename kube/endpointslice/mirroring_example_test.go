@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the mirroring controller exists to read the deprecated core/v1 Endpoints API
+
 package endpointslice_test
 
 import (
