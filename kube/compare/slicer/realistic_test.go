@@ -245,37 +245,14 @@ func BenchmarkRealisticOneChanged(b *testing.B) {
 // memory of converted objects). The slicer.Reconciler is the worker's.
 func BenchmarkRealisticNoOpFresh(b *testing.B) {
 	f := newRealFleet(b, realN)
-	b.Run("impl=upstream", func(b *testing.B) {
-		r, writes := f.upstreamReconciler(b)
-		k := 0
-		perEndpoint(b, realN, func() {
-			k++
-			if err := r.Reconcile(logr.Discard(), f.svc, f.orders[k%len(f.orders)], f.existing, time.Time{}); err != nil {
-				b.Fatal(err)
-			}
-			if w := writes(); w != 0 {
-				b.Fatalf("%d writes", w)
-			}
-		})
-	})
+	b.Run("impl=upstream", f.upstreamNoOp)
 	b.Run("impl=fairslice", func(b *testing.B) {
 		core, _ := slicer.NewReconciler(slicer.Options{})
 		k := 0
 		perEndpoint(b, realN, func() {
 			k++
 			var conv endpointslice.Converter
-			desired, err := conv.Desired(f.svc, f.orders[k%len(f.orders)], f.nodes)
-			if err != nil {
-				b.Fatal(err)
-			}
-			existing, err := conv.Existing(f.existing)
-			if err != nil {
-				b.Fatal(err)
-			}
-			plan, err := core.Reconcile(endpointslice.ServiceFacts(f.svc, time.Time{}), desired, existing)
-			if err != nil || plan.Writes() != 0 {
-				b.Fatalf("plan with %d writes, error %v", plan.Writes(), err)
-			}
+			f.reconcileNoOp(b, core, &conv, k)
 		})
 	})
 }
@@ -284,29 +261,14 @@ func BenchmarkRealisticNoOpFresh(b *testing.B) {
 // Syncer, pods listed in a different order every time.
 func BenchmarkRealisticNoOpSyncer(b *testing.B) {
 	f := newRealFleet(b, realN)
-	b.Run("impl=upstream", func(b *testing.B) {
-		r, writes := f.upstreamReconciler(b)
-		k := 0
-		perEndpoint(b, realN, func() {
-			k++
-			if err := r.Reconcile(logr.Discard(), f.svc, f.orders[k%len(f.orders)], f.existing, time.Time{}); err != nil {
-				b.Fatal(err)
-			}
-			if w := writes(); w != 0 {
-				b.Fatalf("%d writes", w)
-			}
-		})
-	})
+	b.Run("impl=upstream", f.upstreamNoOp)
 	b.Run("impl=fairslice", func(b *testing.B) {
 		s, _ := endpointslice.NewSyncer(slicer.Options{})
 		facts := endpointslice.ServiceFacts(f.svc, time.Time{})
 		k := 0
 		perEndpoint(b, realN, func() {
 			k++
-			plan, skipped, err := s.Plan(facts, f.svc, f.orders[k%len(f.orders)], f.nodes, f.existing)
-			if err != nil || skipped != nil || plan.Writes() != 0 || len(plan.Unchanged) != len(f.existing) {
-				b.Fatalf("plan with %d writes, error %v %v", plan.Writes(), skipped, err)
-			}
+			f.syncerNoOp(b, s, facts, k)
 		})
 	})
 }
@@ -331,10 +293,7 @@ func BenchmarkRealisticNodeUpdate(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StartTimer()
-			plan, skipped, err := s.Plan(facts, f.svc, f.orders[k%len(f.orders)], f.nodes, f.existing)
-			if err != nil || skipped != nil || plan.Writes() != 0 || len(plan.Unchanged) != len(f.existing) {
-				b.Fatalf("plan with %d writes, error %v %v", plan.Writes(), skipped, err)
-			}
+			f.syncerNoOp(b, s, facts, k)
 		})
 	})
 }
@@ -350,18 +309,51 @@ func BenchmarkRealisticNoOpWarm(b *testing.B) {
 		k := 0
 		perEndpoint(b, realN, func() {
 			k++
-			desired, err := conv.Desired(f.svc, f.orders[k%len(f.orders)], f.nodes)
-			if err != nil {
-				b.Fatal(err)
-			}
-			existing, err := conv.Existing(f.existing)
-			if err != nil {
-				b.Fatal(err)
-			}
-			plan, err := core.Reconcile(endpointslice.ServiceFacts(f.svc, time.Time{}), desired, existing)
-			if err != nil || plan.Writes() != 0 {
-				b.Fatalf("plan with %d writes, error %v", plan.Writes(), err)
-			}
+			f.reconcileNoOp(b, core, &conv, k)
 		})
 	})
+}
+
+// upstreamNoOp runs upstream's Reconciler on the fleet's unchanged
+// Service, pods in a different informer order every sync, and fails on
+// any write.
+func (f *realFleet) upstreamNoOp(b *testing.B) {
+	r, writes := f.upstreamReconciler(b)
+	k := 0
+	perEndpoint(b, realN, func() {
+		k++
+		if err := r.Reconcile(logr.Discard(), f.svc, f.orders[k%len(f.orders)], f.existing, time.Time{}); err != nil {
+			b.Fatal(err)
+		}
+		if w := writes(); w != 0 {
+			b.Fatalf("%d writes", w)
+		}
+	})
+}
+
+// reconcileNoOp is sync k of the full path without the Syncer's memory:
+// conv's Desired and Existing, then core's Reconcile, which must plan no
+// write.
+func (f *realFleet) reconcileNoOp(b *testing.B, core *slicer.Reconciler, conv *endpointslice.Converter, k int) {
+	desired, err := conv.Desired(f.svc, f.orders[k%len(f.orders)], f.nodes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	existing, err := conv.Existing(f.existing)
+	if err != nil {
+		b.Fatal(err)
+	}
+	plan, err := core.Reconcile(endpointslice.ServiceFacts(f.svc, time.Time{}), desired, existing)
+	if err != nil || plan.Writes() != 0 {
+		b.Fatalf("plan with %d writes, error %v", plan.Writes(), err)
+	}
+}
+
+// syncerNoOp is sync k through the Syncer, which must plan no write and
+// keep every slice.
+func (f *realFleet) syncerNoOp(b *testing.B, s *endpointslice.Syncer, facts slicer.Service, k int) {
+	plan, skipped, err := s.Plan(facts, f.svc, f.orders[k%len(f.orders)], f.nodes, f.existing)
+	if err != nil || skipped != nil || plan.Writes() != 0 || len(plan.Unchanged) != len(f.existing) {
+		b.Fatalf("plan with %d writes, error %v %v", plan.Writes(), skipped, err)
+	}
 }
