@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
 
@@ -99,7 +100,7 @@ func checkAPIVersion(v, where string) error {
 func (c *Config) Encode(w io.Writer) error {
 	first := true
 	write := func(v any) error {
-		y, err := yaml.Marshal(v)
+		y, err := marshalYAML(v)
 		if err != nil {
 			return err
 		}
@@ -127,4 +128,33 @@ func (c *Config) Encode(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// marshalYAML is yaml.Marshal for strings holding characters a YAML
+// stream may not carry as they are (DEL, the C1 controls, U+FEFF,
+// U+FFFE, U+FFFF; JSON already escapes the C0 controls): they are
+// written as JSON escapes first, so that the YAML parser behind
+// yaml.JSONToYAML accepts the document and its emitter escapes them.
+func marshalYAML(v any) ([]byte, error) {
+	j, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var escaped []byte
+	for i, r := range string(j) {
+		if r == 0x7f || (r >= 0x80 && r <= 0x9f) || r == 0xfeff || r == 0xfffe || r == 0xffff {
+			if escaped == nil {
+				escaped = append(make([]byte, 0, len(j)+16), j[:i]...)
+			}
+			escaped = fmt.Appendf(escaped, `\u%04x`, r)
+			continue
+		}
+		if escaped != nil {
+			escaped = utf8.AppendRune(escaped, r)
+		}
+	}
+	if escaped != nil {
+		j = escaped
+	}
+	return yaml.JSONToYAML(j)
 }

@@ -91,6 +91,29 @@ func TestEncodeRoundTrip(t *testing.T) {
 	}
 }
 
+// TestEncodeControlCharacters: names YAML cannot carry as they are (DEL,
+// a C1 control, a byte-order mark) still encode, and decode back as they
+// were. Validation would refuse them; Encode must not fail on them.
+func TestEncodeControlCharacters(t *testing.T) {
+	cfg := &Config{}
+	for _, name := range []string{"del\x7f", "nel\u0085", "c1\u009b", "bom\ufeff", "plain", "t\tab"} {
+		pl := PriorityLevelConfiguration{}
+		pl.Name = name
+		cfg.PriorityLevels = append(cfg.PriorityLevels, pl)
+	}
+	var buf bytes.Buffer
+	if err := cfg.Encode(&buf); err != nil {
+		t.Fatalf("Encode: %v", err)
+	}
+	back, err := Decode(buf.Bytes())
+	if err != nil {
+		t.Fatalf("Decode(Encode(cfg)): %v\n%s", err, buf.Bytes())
+	}
+	if diff := cmp.Diff(names(cfg), names(back)); diff != "" {
+		t.Errorf("round trip names (-want +got):\n%s", diff)
+	}
+}
+
 func TestLintFindings(t *testing.T) {
 	cfg := DefaultConfig()
 	// Drop the exempt level: the exempt and probes FlowSchemas dangle.
