@@ -75,6 +75,19 @@ type ControllerOptions struct {
 	// Auto hints; the zero values are upstream's allocation.
 	Allocator  topology.Allocator
 	Hysteresis float64
+	// CoalesceWrites, when positive, is the least time between two
+	// syncs of a Service that write: a sync with writes to make sooner
+	// after the Service's last write holds them back and requeues the
+	// Service for when the time is up, and the writes of that sync then
+	// carry every change since. The first change after a quiet spell is
+	// written at once (unlike with a batch period, which delays every
+	// pod change); in a burst of pod changes a Service is written at most
+	// once per CoalesceWrites. The last-change-trigger-time is the
+	// earliest of the held changes'. Zero is upstream's behaviour: every
+	// sync writes what it planned, and a controller whose syncs are fast
+	// (as this one's) splits a burst into more, smaller writes than
+	// upstream's. It must not be negative.
+	CoalesceWrites time.Duration
 	// Registerer receives upstream's endpoint_slice_controller_* metrics;
 	// nil records none. Nothing is registered globally.
 	Registerer prometheus.Registerer
@@ -108,11 +121,17 @@ type ControllerOptions struct {
 // handler rather than in a second queue; the pod to endpoint conversion
 // is remembered between syncs (see Syncer), so a sync in which nothing
 // changed does almost no work; metrics go to the registerer of the
-// options only.
+// options only. Its syncs being faster, a burst of pod changes is split
+// over more syncs than upstream's, each writing its share: a few percent
+// more writes than upstream's in a burst when there is no batch period.
+// ControllerOptions.CoalesceWrites (off by default) bounds how often a
+// Service is written instead.
 type Controller struct {
 	client    clientset.Interface
 	name      string
 	batch     time.Duration
+	coalesce  time.Duration
+	now       func() time.Time // the clock of CoalesceWrites
 	coreOpts  slicer.Options
 	topoOpts  topology.Options
 	metrics   *controllerMetrics
@@ -141,6 +160,10 @@ type Controller struct {
 type serviceState struct {
 	syncer   *Syncer
 	hadHints bool
+	// With CoalesceWrites: when the Service was last written, and the
+	// earliest trigger time of the changes held back since (zero if none).
+	lastWrite   time.Time
+	heldTrigger time.Time
 }
 
 // NewController returns an EndpointSlice controller with the signature
@@ -175,17 +198,24 @@ func NewControllerWithOptions(ctx context.Context, podInformer coreinformers.Pod
 	if opts.MaxEndpointsPerSlice == 0 {
 		opts.MaxEndpointsPerSlice = slicer.DefaultMaxEndpointsPerSlice
 	}
+	var errs []error
 	if opts.MaxEndpointsPerSlice < 1 || opts.MaxEndpointsPerSlice > slicer.MaxEndpoints {
-		return nil, fmt.Errorf("endpointslice: MaxEndpointsPerSlice %d: must be 1..%d", opts.MaxEndpointsPerSlice, slicer.MaxEndpoints)
+		errs = append(errs, fmt.Errorf("endpointslice: MaxEndpointsPerSlice %d: must be 1..%d", opts.MaxEndpointsPerSlice, slicer.MaxEndpoints))
 	}
 	if opts.ControllerName == "" {
 		opts.ControllerName = ControllerName
 	}
 	if err := validLabelValue(opts.ControllerName); err != nil {
-		return nil, fmt.Errorf("endpointslice: ControllerName %q: %w", opts.ControllerName, err)
+		errs = append(errs, fmt.Errorf("endpointslice: ControllerName %q: %w", opts.ControllerName, err))
 	}
 	if opts.EndpointUpdatesBatchPeriod < 0 {
-		return nil, fmt.Errorf("endpointslice: EndpointUpdatesBatchPeriod %v: must not be negative", opts.EndpointUpdatesBatchPeriod)
+		errs = append(errs, fmt.Errorf("endpointslice: EndpointUpdatesBatchPeriod %v: must not be negative", opts.EndpointUpdatesBatchPeriod))
+	}
+	if opts.CoalesceWrites < 0 {
+		errs = append(errs, fmt.Errorf("endpointslice: CoalesceWrites %v: must not be negative", opts.CoalesceWrites))
+	}
+	if errs != nil {
+		return nil, errors.Join(errs...)
 	}
 	coreOpts := slicer.Options{MaxEndpointsPerSlice: int(opts.MaxEndpointsPerSlice), ControllerName: opts.ControllerName, Compact: opts.Compact}
 	if _, err := slicer.NewReconciler(coreOpts); err != nil {
@@ -199,6 +229,8 @@ func NewControllerWithOptions(ctx context.Context, podInformer coreinformers.Pod
 		client:        client,
 		name:          opts.ControllerName,
 		batch:         opts.EndpointUpdatesBatchPeriod,
+		coalesce:      opts.CoalesceWrites,
+		now:           time.Now,
 		coreOpts:      coreOpts,
 		topoOpts:      topology.Options{Allocator: opts.Allocator, Hysteresis: opts.Hysteresis},
 		metrics:       m,
@@ -331,13 +363,15 @@ func (c *Controller) syncService(ctx context.Context, key string) error {
 	return nil
 }
 
-// reconcile plans the Service's slices, adds hints, and writes the plan.
+// reconcile plans the Service's slices, adds hints, and writes the plan
+// (or, with CoalesceWrites, holds it back).
 func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Service, pods []*corev1.Pod,
 	existing []*discovery.EndpointSlice, trigger time.Time) error {
 	st, err := c.state(key)
 	if err != nil {
 		return err
 	}
+	trigger = earliest(trigger, st.heldTrigger)
 	td := ""
 	if svc.Spec.TrafficDistribution != nil {
 		td = *svc.Spec.TrafficDistribution
@@ -355,6 +389,9 @@ func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Serv
 	capacity := c.capacity
 	c.mu.Unlock()
 	results, hadHints := topology.HintPlan(capacity, &plan, trigger, policy, opts)
+	if c.hold(st, key, plan.Writes(), trigger) {
+		return skipped // requeued for when the Service may be written
+	}
 	st.hadHints = hadHints
 	c.recordHints(key, policy, results)
 
@@ -379,6 +416,36 @@ func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Serv
 		}
 	}
 	return errors.Join(writeErr, skipped)
+}
+
+// hold reports whether a plan of writes writes is held back (see
+// ControllerOptions.CoalesceWrites), in which case it requeues the
+// Service for when it may be written, and keeps st's account: the time
+// of the last write, and the trigger time of the held changes.
+func (c *Controller) hold(st *serviceState, key string, writes int, trigger time.Time) bool {
+	if c.coalesce <= 0 {
+		return false
+	}
+	if writes == 0 {
+		st.heldTrigger = time.Time{} // whatever was held has come undone
+		return false
+	}
+	now := c.now()
+	if since := now.Sub(st.lastWrite); !st.lastWrite.IsZero() && since >= 0 && since < c.coalesce {
+		st.heldTrigger = trigger
+		c.queue.AddAfter(key, c.coalesce-since)
+		return true
+	}
+	st.lastWrite, st.heldTrigger = now, time.Time{}
+	return false
+}
+
+// earliest returns the earlier of two trigger times, zero meaning none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || !b.IsZero() && b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // state returns the Service's state, creating it on first use.

@@ -208,6 +208,9 @@ func TestNewControllerWithOptionsRefusesBadOptions(t *testing.T) {
 		{ControllerOptions{MaxEndpointsPerSlice: -1}, "MaxEndpointsPerSlice -1"},
 		{ControllerOptions{ControllerName: "not a label value!"}, `ControllerName "not a label value!"`},
 		{ControllerOptions{EndpointUpdatesBatchPeriod: -time.Second}, "EndpointUpdatesBatchPeriod -1s"},
+		{ControllerOptions{CoalesceWrites: -time.Millisecond}, "CoalesceWrites -1ms"},
+		// All problems at once.
+		{ControllerOptions{MaxEndpointsPerSlice: -1, CoalesceWrites: -time.Second}, "must be 1..1000\nendpointslice: CoalesceWrites -1s"},
 	} {
 		_, err := NewControllerWithOptions(context.Background(), f.Core().V1().Pods(), f.Core().V1().Services(), f.Core().V1().Nodes(),
 			f.Discovery().V1().EndpointSlices(), fake.NewClientset(), tc.opts)
