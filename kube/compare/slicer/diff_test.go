@@ -104,7 +104,13 @@ var varied int
 // upstreamCanGive reports whether upstream, run again, produces ours. Its
 // counts can vary from run to run: which of two equally full unchanged
 // slices takes the remainder is random, and when only one of them carries
-// hints, the other is rewritten to remove them.
+// hints, the other is rewritten to remove them. For a Service being
+// deleted its final lengths vary too: they are the creates recycled, and
+// upstream makes creates in the order of a Go map of port sets (a
+// rotation of pod order up to 8 port sets, which the slicer follows;
+// hash order beyond, where 300 runs may miss the slicer's order: with
+// 9 or more port sets of one address type this can report a mismatch
+// that is not one).
 func upstreamCanGive(in slicerun.Input, ours result) bool {
 	for range 300 {
 		uo, uerr := slicerun.Upstream(in)
