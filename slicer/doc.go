@@ -62,15 +62,19 @@
 //
 // Deterministic. Upstream places endpoints in Go map order, breaks ties
 // between equally full slices at random and recycles names in random
-// order. Here: groups are processed in port-set order; existing slices in
-// name order; new endpoints are placed in identity order (sorted
-// addresses, hostname, target namespace, target name); ties go to the
-// slice with the smaller name; creates are recycled from the last one, as
-// upstream, onto eligible deletes in name order. Plans list, per address type (IPv4,
-// IPv6, FQDN): creates in the order made, updates by name followed by
-// recycled creates, deletes by name, then deletes of unsupported address
-// types. New slices list their ports sorted (name, port, protocol, app
-// protocol); upstream sorts them by a hash.
+// order. Here: port sets are processed in the order they first appear in
+// the desired groups (upstream fills its map of port sets in pod order,
+// and with up to 8 port sets the map ranges over a rotation of that
+// order, so the slices a Service being deleted keeps, the creates
+// recycled before the rest are dropped, are ones upstream can keep);
+// existing slices in name order; new endpoints are placed in identity
+// order (sorted addresses, hostname, target namespace, target name); ties
+// go to the slice with the smaller name; creates are recycled from the
+// last one, as upstream, onto eligible deletes in name order. Plans list,
+// per address type (IPv4, IPv6, FQDN): creates in the order made, updates
+// by name followed by recycled creates, deletes by name, then deletes of
+// unsupported address types. New slices list their ports sorted (name,
+// port, protocol, app protocol); upstream sorts them by a hash.
 //
 // Cheap. Identity is hashed with hash/maphash instead of upstream's
 // reflection dump, nothing is copied unless it is written, and a

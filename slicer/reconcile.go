@@ -288,7 +288,12 @@ func (r *Reconciler) existingOfType(at AddressType, existing []Slice) {
 }
 
 // groupDesired merges the desired groups of type at into logical groups,
-// one per port set, in port-set order.
+// one per port set, in the order the port sets first appear in desired.
+// Upstream ranges over a Go map of port sets filled in pod order; with up
+// to 8 entries such a map keeps them in insertion order and a range starts
+// at a random one, so this order is one of upstream's. It matters for a
+// Service being deleted, whose creates left after recycling are dropped:
+// the ones recycled must be ones upstream can recycle.
 func (r *Reconciler) groupDesired(at AddressType, desired []Group) {
 	r.groups = r.groups[:0]
 	for i := range desired {
@@ -307,7 +312,6 @@ func (r *Reconciler) groupDesired(at AddressType, desired []Group) {
 		}
 		r.groups[gi].members = append(r.groups[gi].members, int32(i))
 	}
-	slices.SortFunc(r.groups, func(a, b group) int { return slices.CompareFunc(a.ports, b.ports, comparePorts) })
 }
 
 // assignExisting gives each existing slice of the type to the group of its

@@ -280,6 +280,14 @@ func AddressTypesFor(ipFamilies []string, clusterIP string) []AddressType {
 // set. A group with no endpoints still counts as desired: its existing
 // slices are emptied (and deleted) rather than deleted as an obsolete port
 // set, as upstream does for a port set some pod maps to.
+//
+// The order of the groups matters: each address type's port sets are
+// reconciled in the order they first appear, which decides the order of
+// the creates and so which of them recycling turns into updates (the only
+// ones kept for a Service being deleted). Give them in pod order, as
+// upstream fills its map of port sets: a pod's port set is placed when the
+// first pod with it is seen, even one left out for a missing node or one
+// without an address of the type.
 type Group struct {
 	AddressType AddressType
 	Ports       []Port

@@ -12,8 +12,8 @@ import (
 )
 
 const reconcileUsage = `Usage:
-  fairslice reconcile [--upstream] [--max-endpoints-per-slice N] [-o text|json|yaml] SCENARIO.yaml...
-  fairslice reconcile [--upstream] [--max-endpoints-per-slice N] -   (read standard input)
+  fairslice reconcile [--upstream] [--all-pods] [--max-endpoints-per-slice N] [-o text|json|yaml] SCENARIO.yaml...
+  fairslice reconcile [--upstream] [--all-pods] [--max-endpoints-per-slice N] -   (read standard input)
   fairslice reconcile [--max-endpoints-per-slice N] --kubeconfig FILE --namespace NS --service NAME
 
 Reconcile runs one EndpointSlice reconciliation and prints one JSON object:
@@ -32,8 +32,14 @@ EndpointSlices (those labelled with the Service's name and the
 controller's name). As the controller, only the Pods in the Service's
 namespace that its selector matches are used (how many were left out goes
 to standard error); a Service without a selector gets no plan (the
-controller leaves its slices alone). Other kinds are reported and
-skipped; --service and --namespace choose among several Services.
+controller leaves its slices alone). --all-pods instead takes every Pod
+of the input as the Service's, whatever its namespace and labels, and
+plans for a Service without a selector too: the Pods are what the
+reconciler is given, as in the scenario files the kube/compare/slicer
+differential test writes for a mismatch (their Services have no
+selector; the comment at the top gives the command). Other kinds are
+reported and skipped; --service and --namespace choose among several
+Services.
 --kubeconfig (or --cluster) reads the Service, its namespace's Pods, the
 Nodes and its EndpointSlices from a cluster instead. The
 objects are defaulted as the API server stores them; apiVersion and kind
@@ -62,6 +68,7 @@ func runReconcile(args []string, stdout, stderr io.Writer) int {
 	maxPer := fs.Int("max-endpoints-per-slice", slicer.DefaultMaxEndpointsPerSlice, "most endpoints in a slice, 1..1000")
 	var sf serviceFlags
 	sf.register(fs)
+	fs.BoolVar(&sf.allPods, "all-pods", false, "use every Pod of the input, unselected, even for a Service without a selector (the differential test's scenario files)")
 	out := outputFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), reconcileUsage)

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fairslice/fairslice/kube/internal/slicescenario"
 )
 
 func TestReconcile(t *testing.T) {
@@ -126,4 +131,73 @@ func TestReconcileOutputIsJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != exitOK || got.Creates != 2 || len(got.Lengths) != 3 {
 		t.Errorf("reconcile output %q does not decode as the outcome: %v", stdout, err)
 	}
+}
+
+// TestReconcileReplaysDifferentialScenarios: the scenario files
+// kube/compare/slicer's TestDifferential writes for a mismatch hold a
+// Service without a selector, whose Pods are the ones the reconciler was
+// given. The command their comment gives (slicescenario.ReplayArgs, with
+// --all-pods) replays those inputs; without --all-pods reconcile left the
+// Service alone as the controller does ("has no selector"), so the replay
+// showed neither the mismatch nor the fix. The testdata file is a small
+// version of the mismatch of seed 1796196019237314793, scenario 602 (a
+// Service being deleted, a Pod on a missing node): before the slicer took
+// port sets in the order they first appear, fairslice kept 3+1 endpoints
+// there, which upstream never does.
+func TestReconcileReplaysDifferentialScenarios(t *testing.T) {
+	const file = "testdata/reconcile-selectorless-deleting.yaml"
+	const want = `{"creates": 0, "updates": 2, "deletes": 1, "lengths": [2, 1]}` + "\n"
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := slicescenario.ParseScenario(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Service.Spec.Selector != nil || in.Service.DeletionTimestamp == nil {
+		t.Fatalf("%s: want a Service being deleted, without a selector", file)
+	}
+
+	// The scenario as TestDifferential writes it, replayed with the
+	// command of its comment, and the testdata file itself.
+	written := filepath.Join(t.TempDir(), "slicer-mismatch.yaml")
+	var b bytes.Buffer
+	comment := "replay: fairslice " + strings.Join(slicescenario.ReplayArgs(&in, written, false), " ")
+	if err := slicescenario.WriteScenario(&b, in, comment); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(written, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	direct, _, _ := slicescenario.Fairslice(in)
+	for _, path := range []string{file, written} {
+		code, stdout, stderr := invoke(slicescenario.ReplayArgs(&in, path, false)...)
+		if code != exitOK || stdout != want || !strings.Contains(stderr, `node "node-4" not found`) {
+			t.Errorf("%q = %d, %q, stderr %q; want 0, %q and the Pod on the missing node reported",
+				slicescenario.ReplayArgs(&in, path, false), code, stdout, stderr, want)
+		}
+		if got := formatOutcome(direct) + "\n"; stdout != got {
+			t.Errorf("%s replays to %q, the inputs themselves give %q", path, stdout, got)
+		}
+	}
+
+	// Upstream's outcome varies with its map order; it must reach ours.
+	args := slicescenario.ReplayArgs(&in, written, true)
+	if upstreamUnavailable(args) {
+		return
+	}
+	seen := map[string]int{}
+	for range 200 {
+		code, stdout, stderr := invoke(args...)
+		// Upstream reports the Pod on the missing node as an error.
+		if code != exitFailure || !strings.Contains(stderr, "Node node-4 Not Found") {
+			t.Fatalf("%q = %d, stderr %q; want 1 and the Pod on the missing node reported", args, code, stderr)
+		}
+		seen[stdout]++
+		if stdout == want {
+			return
+		}
+	}
+	t.Errorf("%q never gave fairslice's %q in 200 runs: %v", args, want, seen)
 }

@@ -20,6 +20,11 @@ type serviceFlags struct {
 	// noSelector is set by objects when the Service has no selector (an
 	// errNoSelector); the command reports it once the input has parsed.
 	noSelector error
+	// allPods keeps every Pod of the input, unselected (reconcile's
+	// --all-pods): the Pods are the ones given to the reconciler, as in
+	// the differential test's scenario files, whose Services have no
+	// selector.
+	allPods bool
 }
 
 func (s *serviceFlags) register(fs *flag.FlagSet) {
@@ -29,8 +34,9 @@ func (s *serviceFlags) register(fs *flag.FlagSet) {
 }
 
 // objects reads the Service scenario: the chosen Service, the Pods its
-// selector matches in its namespace, the other kinds the command uses;
-// everything else is reported on stderr and left out.
+// selector matches in its namespace (every Pod with allPods), the other
+// kinds the command uses; everything else is reported on stderr and left
+// out.
 func (s *serviceFlags) objects(stderr io.Writer, cmd string, files []string, kinds ...string) ([]object, error) {
 	var objs []object
 	var err error
@@ -51,6 +57,9 @@ func (s *serviceFlags) objects(stderr io.Writer, cmd string, files []string, kin
 	objs, err = s.chooseService(stderr, cmd, objs)
 	if err != nil {
 		return nil, err
+	}
+	if s.allPods {
+		return objs, nil
 	}
 	objs, err = selectPods(stderr, cmd, objs)
 	if errors.As(err, new(errNoSelector)) {

@@ -8,8 +8,9 @@
 // and requires identical create, update and delete counts and identical
 // sorted final slice lengths. The seed is logged; replay with -diff.seed
 // or SLICER_DIFF_SEED, run more with -diff.scenarios. A mismatch is
-// written as a scenario file (-diff.save DIR) that "fairslice reconcile"
-// and "fairslice reconcile --upstream" replay.
+// written as a scenario file (-diff.save DIR) that "fairslice reconcile
+// --all-pods" and "fairslice reconcile --all-pods --upstream" replay (the
+// generated Services have no selector; the Pods are given as they are).
 //
 // The benchmarks put the two side by side (impl=upstream, impl=fairslice);
 // compare with benchstat -col /impl.

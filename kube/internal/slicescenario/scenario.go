@@ -8,6 +8,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -209,6 +210,19 @@ func Default(in *Input) {
 			}
 		}
 	}
+}
+
+// ReplayArgs returns the arguments of the fairslice command that replays
+// in from a scenario file written by WriteScenario: "reconcile --all-pods
+// --max-endpoints-per-slice N [--upstream] FILE". --all-pods because the
+// Pods of the file are the ones the reconciler is given, not ones to
+// select (the Service may have no selector, as in the differential test).
+func ReplayArgs(in *Input, file string, upstream bool) []string {
+	args := []string{"reconcile", "--all-pods", "--max-endpoints-per-slice", strconv.Itoa(in.Max())}
+	if upstream {
+		args = append(args, "--upstream")
+	}
+	return append(args, file)
 }
 
 // WriteScenario writes in as a scenario file, with a comment giving the
