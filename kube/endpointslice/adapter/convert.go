@@ -91,6 +91,10 @@ type Converter struct {
 	ipArena   []string            // backing store of endpoint addresses
 	strArena  []byte              // backing store of endpoint strings, append-only
 	lastNode  nodeMemo            // the node of the last pod converted
+	found     nodeTable           // the found nodes of c.nodes
+	resolved  []int64             // the current pod's target ports (see portsOf)
+	lastRes   []int64             // the target ports lastPorts was made from
+	lastPorts []slicer.Port       // interned port set of the last pod converted (nil: none yet)
 	lazy      []slicer.Endpoint   // if not nil, memo is listed's pods with these endpoints and lazyPorts, to write out
 	lazyPorts []slicer.Port
 	touched   uintptr // sum of the loads ahead (see touchAhead), kept so they are not optimized away
@@ -437,6 +441,8 @@ func (c *Converter) forget(svc *corev1.Service) {
 	c.portSets = nil
 	c.epArena, c.ipArena, c.strArena = nil, nil, nil
 	c.lastNode = nodeMemo{}
+	c.found.reset()
+	c.lastRes, c.lastPorts = c.lastRes[:0], nil
 }
 
 // convert turns one pod into its endpoints, one per address type.
@@ -449,30 +455,24 @@ func (c *Converter) convert(m *podMemo, svc *corev1.Service, pod *corev1.Pod, ty
 		return nil
 	}
 	pnr := svc.Spec.PublishNotReadyAddresses
-	c.ports = c.ports[:0]
-	if !(len(svc.Spec.Ports) == 0 && svc.Spec.ClusterIP == corev1.ClusterIPNone) {
-		for i := range svc.Spec.Ports {
-			sp := &svc.Spec.Ports[i]
-			if port, ok := findPort(pod, sp); ok {
-				c.ports = append(c.ports, slicer.Port{
-					Name: sp.Name, Port: port, Protocol: string(sp.Protocol), AppProtocol: deref(sp.AppProtocol),
-				})
-			}
-		}
-	}
-	m.ports = c.intern(c.ports)
+	m.ports = c.portsOf(svc, pod)
 
 	node := c.lastNode
 	if !node.found || node.name != pod.Spec.NodeName {
 		var ok bool
-		node, ok = c.nodes[pod.Spec.NodeName] // revalidate looked these up in this call
-		if !ok {
-			var err error
-			if node, err = lookupNode(nodes, pod.Spec.NodeName); err != nil {
-				*m = podMemo{}
-				return fmt.Errorf("endpointslice: pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		if node, ok = c.found.get(pod.Spec.NodeName); !ok {
+			node, ok = c.nodes[pod.Spec.NodeName] // revalidate looked these up in this call
+			if !ok {
+				var err error
+				if node, err = lookupNode(nodes, pod.Spec.NodeName); err != nil {
+					*m = podMemo{}
+					return fmt.Errorf("endpointslice: pod %s/%s: %w", pod.Namespace, pod.Name, err)
+				}
+				c.nodes[pod.Spec.NodeName] = node
 			}
-			c.nodes[pod.Spec.NodeName] = node
+			if node.found {
+				c.found.put(node)
+			}
 		}
 		c.lastNode = node
 	}
@@ -548,6 +548,44 @@ func (c *Converter) convert(m *podMemo, svc *corev1.Service, pod *corev1.Pod, ty
 	}
 	return nil
 }
+
+// portsOf returns the interned port set of pod: one port per Service
+// port whose target port resolves for it. Pods mostly resolve their target
+// ports alike, so the set is only built and interned when the resolved
+// ports differ from the last pod's.
+func (c *Converter) portsOf(svc *corev1.Service, pod *corev1.Pod) []slicer.Port {
+	if len(svc.Spec.Ports) == 0 && svc.Spec.ClusterIP == corev1.ClusterIPNone {
+		return c.intern(nil)
+	}
+	c.resolved = c.resolved[:0]
+	for i := range svc.Spec.Ports {
+		port, ok := findPort(pod, &svc.Spec.Ports[i])
+		if !ok {
+			c.resolved = append(c.resolved, unresolved)
+		} else {
+			c.resolved = append(c.resolved, int64(port))
+		}
+	}
+	if c.lastPorts != nil && slices.Equal(c.resolved, c.lastRes) {
+		return c.lastPorts
+	}
+	c.ports = c.ports[:0]
+	for i, port := range c.resolved {
+		if port != unresolved {
+			sp := &svc.Spec.Ports[i]
+			c.ports = append(c.ports, slicer.Port{
+				Name: sp.Name, Port: int32(port), Protocol: string(sp.Protocol), AppProtocol: deref(sp.AppProtocol),
+			})
+		}
+	}
+	c.lastPorts = c.intern(c.ports)
+	c.lastRes = append(c.lastRes[:0], c.resolved...)
+	return c.lastPorts
+}
+
+// unresolved marks a Service port whose target port a pod does not have
+// (outside the range of int32 ports).
+const unresolved = -1 << 40
 
 // keep returns a copy of s in the string arena. The arena's bytes are
 // never written again once a string is made of them.
@@ -648,6 +686,9 @@ func PodReady(pod *corev1.Pod) bool {
 // ip when it is canonical already, and whether it is IPv6 (an IPv4-mapped
 // IPv6 address counts as IPv4).
 func (c *Converter) canonicalIP(ip string) (string, bool, error) {
+	if canonicalIPv4(ip) {
+		return ip, false, nil
+	}
 	a, err := netip.ParseAddr(ip)
 	if err != nil || a.Zone() != "" {
 		var ok bool
@@ -664,6 +705,36 @@ func (c *Converter) canonicalIP(ip string) (string, bool, error) {
 		return ip, a.Is6(), nil
 	}
 	return string(c.buf), a.Is6(), nil
+}
+
+// canonicalIPv4 reports whether s is an IPv4 address in canonical form:
+// four decimal parts of at most 255, without leading zeros, separated by
+// dots. It is the common case of a pod IP, told without parsing.
+func canonicalIPv4(s string) bool {
+	if len(s) < len("0.0.0.0") || len(s) > len("255.255.255.255") {
+		return false
+	}
+	dots, digits, part := 0, 0, 0
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if ch == '.' {
+			if digits == 0 {
+				return false
+			}
+			dots++
+			digits, part = 0, 0
+			continue
+		}
+		if ch < '0' || ch > '9' || digits > 0 && part == 0 {
+			return false // not a digit, or after a leading zero
+		}
+		part = part*10 + int(ch-'0')
+		digits++
+		if part > 255 {
+			return false
+		}
+	}
+	return dots == 3 && digits > 0
 }
 
 // sloppyIPv4 parses a dotted quad whose parts may have leading zeros
