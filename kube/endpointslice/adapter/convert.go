@@ -506,6 +506,17 @@ func (c *Converter) convert(m *podMemo, svc *corev1.Service, pod *corev1.Pod, ty
 	n := len(c.epArena)
 	c.epArena = c.epArena[:n+len(types)]
 	m.eps = c.epArena[n : n+len(types) : n+len(types)]
+	// Room in the string arena for the pod's strings, as many times over
+	// as there are pods left on a first call, so that its strings take
+	// one block of about the size they need.
+	need := len(pod.Name) + len(pod.UID)
+	for _, ip := range pod.Status.PodIPs {
+		need += len(ip.IP)
+	}
+	if cap(c.strArena)-len(c.strArena) < need {
+		c.strArena = make([]byte, 0, max(block*need+need/2, 4096))
+	}
+	var name, uid string // the arena's copies, made for the first endpoint
 	for ti, t := range types {
 		if cap(c.ipArena)-len(c.ipArena) < len(pod.Status.PodIPs) {
 			c.ipArena = make([]string, 0, max(block*len(types), len(pod.Status.PodIPs)))
@@ -543,8 +554,15 @@ func (c *Converter) convert(m *podMemo, svc *corev1.Service, pod *corev1.Pod, ty
 		e.Conditions = conds
 		e.TargetRef.Kind = "Pod"
 		e.TargetRef.Namespace = ns
-		e.TargetRef.Name = c.keep(pod.Name, block)
-		e.TargetRef.UID = c.keep(string(pod.UID), block)
+		if name == "" && uid == "" {
+			name, uid = c.keep(pod.Name, block), c.keep(string(pod.UID), block)
+		}
+		if name != "" {
+			e.TargetRef.Name = name
+		}
+		if uid != "" {
+			e.TargetRef.UID = uid
+		}
 	}
 	return nil
 }
@@ -594,7 +612,7 @@ func (c *Converter) keep(s string, block int) string {
 		return ""
 	}
 	if cap(c.strArena)-len(c.strArena) < len(s) {
-		c.strArena = make([]byte, 0, max(block*64, len(s)))
+		c.strArena = make([]byte, 0, max(block*len(s), 4096))
 	}
 	start := len(c.strArena)
 	c.strArena = append(c.strArena, s...)
