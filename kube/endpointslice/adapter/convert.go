@@ -90,8 +90,8 @@ type Converter struct {
 	epArena   []slicer.Endpoint   // backing store of podMemo.eps
 	ipArena   []string            // backing store of endpoint addresses
 	strArena  []byte              // backing store of endpoint strings, append-only
-	lastNode  nodeMemo            // the node of the last pod converted
-	found     nodeTable           // the found nodes of c.nodes
+	lastNode  *nodeMemo           // the node of the last pod converted (in found), or nil
+	found     nodeTable           // the nodes of c.nodes, looked up per pod
 	resolved  []int64             // the current pod's target ports (see portsOf)
 	lastRes   []int64             // the target ports lastPorts was made from
 	lastPorts []slicer.Port       // interned port set of the last pod converted (nil: none yet)
@@ -440,7 +440,7 @@ func (c *Converter) forget(svc *corev1.Service) {
 	c.svcMeta = [2]string{svc.Namespace, svc.Name}
 	c.portSets = nil
 	c.epArena, c.ipArena, c.strArena = nil, nil, nil
-	c.lastNode = nodeMemo{}
+	c.lastNode = nil
 	c.found.reset()
 	c.lastRes, c.lastPorts = c.lastRes[:0], nil
 }
@@ -458,21 +458,18 @@ func (c *Converter) convert(m *podMemo, svc *corev1.Service, pod *corev1.Pod, ty
 	m.ports = c.portsOf(svc, pod)
 
 	node := c.lastNode
-	if !node.found || node.name != pod.Spec.NodeName {
-		var ok bool
-		if node, ok = c.found.get(pod.Spec.NodeName); !ok {
-			node, ok = c.nodes[pod.Spec.NodeName] // revalidate looked these up in this call
+	if node == nil || node.name != pod.Spec.NodeName {
+		if node = c.found.get(pod.Spec.NodeName); node == nil {
+			cur, ok := c.nodes[pod.Spec.NodeName] // revalidate looked these up in this call
 			if !ok {
 				var err error
-				if node, err = lookupNode(nodes, pod.Spec.NodeName); err != nil {
+				if cur, err = lookupNode(nodes, pod.Spec.NodeName); err != nil {
 					*m = podMemo{}
 					return fmt.Errorf("endpointslice: pod %s/%s: %w", pod.Namespace, pod.Name, err)
 				}
-				c.nodes[pod.Spec.NodeName] = node
+				c.nodes[pod.Spec.NodeName] = cur
 			}
-			if node.found {
-				c.found.put(node)
-			}
+			node = c.found.put(pod.Spec.NodeName, cur)
 		}
 		c.lastNode = node
 	}
@@ -575,16 +572,21 @@ func (c *Converter) portsOf(svc *corev1.Service, pod *corev1.Pod) []slicer.Port 
 	if len(svc.Spec.Ports) == 0 && svc.Spec.ClusterIP == corev1.ClusterIPNone {
 		return c.intern(nil)
 	}
-	c.resolved = c.resolved[:0]
-	for i := range svc.Spec.Ports {
-		port, ok := findPort(pod, &svc.Spec.Ports[i])
-		if !ok {
-			c.resolved = append(c.resolved, unresolved)
-		} else {
-			c.resolved = append(c.resolved, int64(port))
-		}
+	np := len(svc.Spec.Ports)
+	if cap(c.resolved) < np {
+		c.resolved = make([]int64, np)
 	}
-	if c.lastPorts != nil && slices.Equal(c.resolved, c.lastRes) {
+	c.resolved = c.resolved[:np]
+	same := c.lastPorts != nil && len(c.lastRes) == np
+	for i := range svc.Spec.Ports {
+		v := int64(unresolved)
+		if port, ok := findPort(pod, &svc.Spec.Ports[i]); ok {
+			v = int64(port)
+		}
+		c.resolved[i] = v
+		same = same && c.lastRes[i] == v
+	}
+	if same {
 		return c.lastPorts
 	}
 	c.ports = c.ports[:0]
@@ -668,8 +670,9 @@ func findPort(pod *corev1.Pod, sp *corev1.ServicePort) (int32, bool) {
 	case intstr.String:
 		name := sp.TargetPort.StrVal
 		for i := range pod.Spec.Containers {
-			for _, p := range pod.Spec.Containers[i].Ports {
-				if p.Name == name && p.Protocol == sp.Protocol {
+			ports := pod.Spec.Containers[i].Ports
+			for j := range ports {
+				if p := &ports[j]; p.Name == name && p.Protocol == sp.Protocol {
 					return p.ContainerPort, true
 				}
 			}

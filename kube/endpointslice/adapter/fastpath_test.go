@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -43,35 +44,45 @@ func TestCanonicalIPv4(t *testing.T) {
 	}
 }
 
-// TestNodeTable: every node put is found by its name, also among names
-// that differ only in the middle, and no other name is.
+// TestNodeTable: every node put, found or not, is got by its name, also
+// among names that differ only in the middle and names of every length up
+// to and past a few words; no other name is.
 func TestNodeTable(t *testing.T) {
 	var tab nodeTable
-	if _, ok := tab.get("n1"); ok {
-		t.Fatal("empty table found n1")
+	if got := tab.get("n1"); got != nil {
+		t.Fatalf("empty table got %+v for n1", got)
 	}
-	var names []string
+	names := []string{"", "a", "node-1", "node-12", "node-123", "ip-10-0-0-0", "x"}
 	for i := range 500 {
 		names = append(names, fmt.Sprintf("ip-10-0-%d-%d.ec2.internal", i/50, i%50))
 	}
+	for n := 1; n < 40; n++ {
+		names = append(names, strings.Repeat("z", n)+"1")
+	}
+	memo := func(j int) nodeMemo {
+		if j%4 == 0 {
+			return nodeMemo{} // not found
+		}
+		return nodeMemo{found: true, zone: fmt.Sprintf("z%d", j%3), name: names[j]}
+	}
 	for i, n := range names {
-		tab.put(nodeMemo{found: true, zone: fmt.Sprintf("z%d", i%3), name: n})
+		if got := tab.put(n, memo(i)); *got != memo(i) {
+			t.Fatalf("put(%q) returned %+v, want %+v", n, *got, memo(i))
+		}
 		for j, m := range names[:i+1] {
-			got, ok := tab.get(m)
-			want := nodeMemo{found: true, zone: fmt.Sprintf("z%d", j%3), name: m}
-			if !ok || got != want {
-				t.Fatalf("after %d puts, get(%q) = %+v, %v, want %+v", i+1, m, got, ok, want)
+			if got := tab.get(m); got == nil || *got != memo(j) {
+				t.Fatalf("after %d puts, get(%q) = %v, want %+v", i+1, m, got, memo(j))
 			}
 		}
 	}
-	for _, n := range []string{"", "ip-10-0-10-0.ec2.internal", "ip-10-0-0-0.ec2.interna"} {
-		if got, ok := tab.get(n); ok {
-			t.Errorf("get(%q) = %+v, want none", n, got)
+	for _, n := range []string{"b", "ip-10-0-10-0.ec2.internal", "ip-10-0-0-0.ec2.interna", "node-1234", strings.Repeat("z", 40)} {
+		if got := tab.get(n); got != nil {
+			t.Errorf("get(%q) = %+v, want none", n, *got)
 		}
 	}
 	tab.reset()
-	if _, ok := tab.get(names[0]); ok {
-		t.Error("reset table still finds a node")
+	if got := tab.get(names[1]); got != nil {
+		t.Error("reset table still gets a node")
 	}
 }
 
