@@ -528,7 +528,9 @@ func (c *Converter) convert(m *podMemo, svc *corev1.Service, pod *corev1.Pod, ty
 				continue
 			}
 			if v6 == (t == slicer.IPv6) {
-				c.ipArena = append(c.ipArena, c.keep(a, block))
+				i := len(c.ipArena) // room checked above; resliced in place as in keep
+				c.ipArena = c.ipArena[:i+1]
+				c.ipArena[i] = c.keep(a, block)
 			}
 		}
 		if len(c.ipArena) == start {
@@ -613,11 +615,16 @@ func (c *Converter) keep(s string, block int) string {
 	if len(s) == 0 {
 		return ""
 	}
-	if cap(c.strArena)-len(c.strArena) < len(s) {
-		c.strArena = make([]byte, 0, max(block*len(s), 4096))
-	}
 	start := len(c.strArena)
-	c.strArena = append(c.strArena, s...)
+	if cap(c.strArena)-start < len(s) {
+		c.strArena = make([]byte, 0, max(block*len(s), 4096))
+		start = 0
+	}
+	// Resliced in place (not appended to), which stores only the length:
+	// storing the array's pointer again would take a write barrier while
+	// the collector marks.
+	c.strArena = c.strArena[:start+len(s)]
+	copy(c.strArena[start:], s)
 	return unsafe.String(&c.strArena[start], len(s))
 }
 
