@@ -8,7 +8,7 @@ import (
 // nodeTable finds the nodes a Converter looked up, found or not, by name.
 // It is an open-addressing table probed once per converted pod, with a
 // hash of the name's 8-byte words: cheaper than the map that holds the
-// same nodes for revalidation, whose lookup costs several times as much.
+// same nodes for revalidation, whose lookup costs more.
 // The zero value is empty.
 type nodeTable struct {
 	seed  uint64
