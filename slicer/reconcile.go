@@ -29,6 +29,8 @@ type Reconciler struct {
 	keep   []int32      // desired indexes kept by the current slice
 	rest   []int32      // desired indexes still to place
 	ports  []Port       // port-set comparison scratch
+	hashes []uint64     // identity hashes of the endpoints of the slice being pruned
+	ahead  uintptr      // sum of the loads ahead (see loadAhead), kept so they are not optimized away
 	order  []int32      // existing slices of one type, by name
 	state  []sliceState // per existing slice
 	groups []group      // logical desired groups of one type
@@ -506,9 +508,10 @@ func (r *Reconciler) prune(tp *typePlan, p *packing) {
 		s := &p.existing[si]
 		r.keep = r.keep[:0]
 		changed := false
+		r.loadAhead(s.Endpoints)
 		for k := range s.Endpoints {
 			e := &s.Endpoints[k]
-			idx := r.lookup(e)
+			idx := r.lookup(e, r.hashes[k])
 			if idx < 0 {
 				changed = true
 				continue
@@ -668,10 +671,55 @@ func (r *Reconciler) bestFit(p *packing, left int) int {
 	return best
 }
 
-// lookup returns the index of the desired endpoint with e's identity, or
-// -1 if there is none or it is already placed.
-func (r *Reconciler) lookup(e *Endpoint) int32 {
-	h := identityHash(r.seed, e)
+// loadAhead hashes the identities of eps, an existing slice's endpoints,
+// into r.hashes, and loads what looking them up will read of the desired
+// endpoints they likely match: their table slots, the endpoints, and
+// their addresses' and target's strings. The desired endpoints lie all
+// over memory, in the order of the pods; each stage's loads are
+// independent of each other, so the processor overlaps their cache
+// misses instead of waiting for one after the other in lookup and the
+// comparisons.
+func (r *Reconciler) loadAhead(eps []Endpoint) {
+	r.hashes = resize(r.hashes, len(eps))
+	mask := uint64(len(r.table) - 1)
+	var sum uintptr
+	for k := range eps {
+		h := identityHash(r.seed, &eps[k])
+		r.hashes[k] = h
+		sum += uintptr(r.table[h&mask].idx)
+	}
+	for _, h := range r.hashes {
+		if i := r.table[h&mask].idx; i != 0 {
+			d := r.des[i-1]
+			// A word in each cache line of the 200-byte endpoint that the
+			// comparisons read.
+			sum += uintptr(len(d.Addresses)) + uintptr(len(d.NodeName)) + uintptr(d.Conditions.Ready) +
+				uintptr(len(d.TargetRef.UID)) + uintptr(len(d.TargetRef.FieldPath))
+		}
+	}
+	for _, h := range r.hashes {
+		if i := r.table[h&mask].idx; i != 0 {
+			d := r.des[i-1]
+			if len(d.Addresses) > 0 {
+				sum += firstByte(d.Addresses[0])
+			}
+			sum += firstByte(d.TargetRef.Name) + firstByte(d.TargetRef.UID)
+		}
+	}
+	r.ahead += sum
+}
+
+// firstByte loads the first byte of s, or nothing if s is empty.
+func firstByte(s string) uintptr {
+	if len(s) == 0 {
+		return 0
+	}
+	return uintptr(s[0])
+}
+
+// lookup returns the index of the desired endpoint with e's identity, whose
+// identity hash is h, or -1 if there is none or it is already placed.
+func (r *Reconciler) lookup(e *Endpoint, h uint64) int32 {
 	tag := uint32(h >> 32)
 	mask := uint64(len(r.table) - 1)
 	for j := h & mask; r.table[j].idx != 0; j = (j + 1) & mask {

@@ -90,7 +90,11 @@ type Converter struct {
 	epArena   []slicer.Endpoint   // backing store of podMemo.eps
 	ipArena   []string            // backing store of endpoint addresses
 	strArena  []byte              // backing store of endpoint strings, append-only
-	lastNode  nodeMemo            // the node of the last pod converted
+	lastNode  *nodeMemo           // the node of the last pod converted (in found), or nil
+	found     nodeTable           // the nodes of c.nodes, looked up per pod
+	resolved  []int64             // the current pod's target ports (see portsOf)
+	lastRes   []int64             // the target ports lastPorts was made from
+	lastPorts []slicer.Port       // interned port set of the last pod converted (nil: none yet)
 	lazy      []slicer.Endpoint   // if not nil, memo is listed's pods with these endpoints and lazyPorts, to write out
 	lazyPorts []slicer.Port
 	touched   uintptr // sum of the loads ahead (see touchAhead), kept so they are not optimized away
@@ -436,7 +440,9 @@ func (c *Converter) forget(svc *corev1.Service) {
 	c.svcMeta = [2]string{svc.Namespace, svc.Name}
 	c.portSets = nil
 	c.epArena, c.ipArena, c.strArena = nil, nil, nil
-	c.lastNode = nodeMemo{}
+	c.lastNode = nil
+	c.found.reset()
+	c.lastRes, c.lastPorts = c.lastRes[:0], nil
 }
 
 // convert turns one pod into its endpoints, one per address type.
@@ -449,30 +455,21 @@ func (c *Converter) convert(m *podMemo, svc *corev1.Service, pod *corev1.Pod, ty
 		return nil
 	}
 	pnr := svc.Spec.PublishNotReadyAddresses
-	c.ports = c.ports[:0]
-	if !(len(svc.Spec.Ports) == 0 && svc.Spec.ClusterIP == corev1.ClusterIPNone) {
-		for i := range svc.Spec.Ports {
-			sp := &svc.Spec.Ports[i]
-			if port, ok := findPort(pod, sp); ok {
-				c.ports = append(c.ports, slicer.Port{
-					Name: sp.Name, Port: port, Protocol: string(sp.Protocol), AppProtocol: deref(sp.AppProtocol),
-				})
-			}
-		}
-	}
-	m.ports = c.intern(c.ports)
+	m.ports = c.portsOf(svc, pod)
 
 	node := c.lastNode
-	if !node.found || node.name != pod.Spec.NodeName {
-		var ok bool
-		node, ok = c.nodes[pod.Spec.NodeName] // revalidate looked these up in this call
-		if !ok {
-			var err error
-			if node, err = lookupNode(nodes, pod.Spec.NodeName); err != nil {
-				*m = podMemo{}
-				return fmt.Errorf("endpointslice: pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	if node == nil || node.name != pod.Spec.NodeName {
+		if node = c.found.get(pod.Spec.NodeName); node == nil {
+			cur, ok := c.nodes[pod.Spec.NodeName] // revalidate looked these up in this call
+			if !ok {
+				var err error
+				if cur, err = lookupNode(nodes, pod.Spec.NodeName); err != nil {
+					*m = podMemo{}
+					return fmt.Errorf("endpointslice: pod %s/%s: %w", pod.Namespace, pod.Name, err)
+				}
+				c.nodes[pod.Spec.NodeName] = cur
 			}
-			c.nodes[pod.Spec.NodeName] = node
+			node = c.found.put(pod.Spec.NodeName, cur)
 		}
 		c.lastNode = node
 	}
@@ -506,6 +503,17 @@ func (c *Converter) convert(m *podMemo, svc *corev1.Service, pod *corev1.Pod, ty
 	n := len(c.epArena)
 	c.epArena = c.epArena[:n+len(types)]
 	m.eps = c.epArena[n : n+len(types) : n+len(types)]
+	// Room in the string arena for the pod's strings, as many times over
+	// as there are pods left on a first call, so that its strings take
+	// one block of about the size they need.
+	need := len(pod.Name) + len(pod.UID)
+	for _, ip := range pod.Status.PodIPs {
+		need += len(ip.IP)
+	}
+	if cap(c.strArena)-len(c.strArena) < need {
+		c.strArena = make([]byte, 0, max(block*need+need/2, 4096))
+	}
+	var name, uid string // the arena's copies, made for the first endpoint
 	for ti, t := range types {
 		if cap(c.ipArena)-len(c.ipArena) < len(pod.Status.PodIPs) {
 			c.ipArena = make([]string, 0, max(block*len(types), len(pod.Status.PodIPs)))
@@ -520,7 +528,9 @@ func (c *Converter) convert(m *podMemo, svc *corev1.Service, pod *corev1.Pod, ty
 				continue
 			}
 			if v6 == (t == slicer.IPv6) {
-				c.ipArena = append(c.ipArena, c.keep(a, block))
+				i := len(c.ipArena) // room checked above; resliced in place as in keep
+				c.ipArena = c.ipArena[:i+1]
+				c.ipArena[i] = c.keep(a, block)
 			}
 		}
 		if len(c.ipArena) == start {
@@ -543,11 +553,61 @@ func (c *Converter) convert(m *podMemo, svc *corev1.Service, pod *corev1.Pod, ty
 		e.Conditions = conds
 		e.TargetRef.Kind = "Pod"
 		e.TargetRef.Namespace = ns
-		e.TargetRef.Name = c.keep(pod.Name, block)
-		e.TargetRef.UID = c.keep(string(pod.UID), block)
+		if name == "" && uid == "" {
+			name, uid = c.keep(pod.Name, block), c.keep(string(pod.UID), block)
+		}
+		if name != "" {
+			e.TargetRef.Name = name
+		}
+		if uid != "" {
+			e.TargetRef.UID = uid
+		}
 	}
 	return nil
 }
+
+// portsOf returns the interned port set of pod: one port per Service
+// port whose target port resolves for it. Pods mostly resolve their target
+// ports alike, so the set is only built and interned when the resolved
+// ports differ from the last pod's.
+func (c *Converter) portsOf(svc *corev1.Service, pod *corev1.Pod) []slicer.Port {
+	if len(svc.Spec.Ports) == 0 && svc.Spec.ClusterIP == corev1.ClusterIPNone {
+		return c.intern(nil)
+	}
+	np := len(svc.Spec.Ports)
+	if cap(c.resolved) < np {
+		c.resolved = make([]int64, np)
+	}
+	c.resolved = c.resolved[:np]
+	same := c.lastPorts != nil && len(c.lastRes) == np
+	for i := range svc.Spec.Ports {
+		v := int64(unresolved)
+		if port, ok := findPort(pod, &svc.Spec.Ports[i]); ok {
+			v = int64(port)
+		}
+		c.resolved[i] = v
+		same = same && c.lastRes[i] == v
+	}
+	if same {
+		return c.lastPorts
+	}
+	c.ports = c.ports[:0]
+	for i, port := range c.resolved {
+		if port != unresolved {
+			sp := &svc.Spec.Ports[i]
+			c.ports = append(c.ports, slicer.Port{
+				Name: sp.Name, Port: int32(port), Protocol: string(sp.Protocol), AppProtocol: deref(sp.AppProtocol),
+			})
+		}
+	}
+	c.lastPorts = c.intern(c.ports)
+	c.lastRes = append(c.lastRes[:0], c.resolved...)
+	return c.lastPorts
+}
+
+// unresolved marks a Service port whose target port a pod does not have
+// (outside the range of int32 ports).
+const unresolved = -1 << 40
 
 // keep returns a copy of s in the string arena. The arena's bytes are
 // never written again once a string is made of them.
@@ -555,11 +615,16 @@ func (c *Converter) keep(s string, block int) string {
 	if len(s) == 0 {
 		return ""
 	}
-	if cap(c.strArena)-len(c.strArena) < len(s) {
-		c.strArena = make([]byte, 0, max(block*64, len(s)))
-	}
 	start := len(c.strArena)
-	c.strArena = append(c.strArena, s...)
+	if cap(c.strArena)-start < len(s) {
+		c.strArena = make([]byte, 0, max(block*len(s), 4096))
+		start = 0
+	}
+	// Resliced in place (not appended to), which stores only the length:
+	// storing the array's pointer again would take a write barrier while
+	// the collector marks.
+	c.strArena = c.strArena[:start+len(s)]
+	copy(c.strArena[start:], s)
 	return unsafe.String(&c.strArena[start], len(s))
 }
 
@@ -612,8 +677,9 @@ func findPort(pod *corev1.Pod, sp *corev1.ServicePort) (int32, bool) {
 	case intstr.String:
 		name := sp.TargetPort.StrVal
 		for i := range pod.Spec.Containers {
-			for _, p := range pod.Spec.Containers[i].Ports {
-				if p.Name == name && p.Protocol == sp.Protocol {
+			ports := pod.Spec.Containers[i].Ports
+			for j := range ports {
+				if p := &ports[j]; p.Name == name && p.Protocol == sp.Protocol {
 					return p.ContainerPort, true
 				}
 			}
@@ -648,6 +714,9 @@ func PodReady(pod *corev1.Pod) bool {
 // ip when it is canonical already, and whether it is IPv6 (an IPv4-mapped
 // IPv6 address counts as IPv4).
 func (c *Converter) canonicalIP(ip string) (string, bool, error) {
+	if canonicalIPv4(ip) {
+		return ip, false, nil
+	}
 	a, err := netip.ParseAddr(ip)
 	if err != nil || a.Zone() != "" {
 		var ok bool
@@ -664,6 +733,36 @@ func (c *Converter) canonicalIP(ip string) (string, bool, error) {
 		return ip, a.Is6(), nil
 	}
 	return string(c.buf), a.Is6(), nil
+}
+
+// canonicalIPv4 reports whether s is an IPv4 address in canonical form:
+// four decimal parts of at most 255, without leading zeros, separated by
+// dots. It is the common case of a pod IP, told without parsing.
+func canonicalIPv4(s string) bool {
+	if len(s) < len("0.0.0.0") || len(s) > len("255.255.255.255") {
+		return false
+	}
+	dots, digits, part := 0, 0, 0
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if ch == '.' {
+			if digits == 0 {
+				return false
+			}
+			dots++
+			digits, part = 0, 0
+			continue
+		}
+		if ch < '0' || ch > '9' || digits > 0 && part == 0 {
+			return false // not a digit, or after a leading zero
+		}
+		part = part*10 + int(ch-'0')
+		digits++
+		if part > 255 {
+			return false
+		}
+	}
+	return dots == 3 && digits > 0
 }
 
 // sloppyIPv4 parses a dotted quad whose parts may have leading zeros
