@@ -42,8 +42,18 @@ const (
 	esMax       = 100
 )
 
-// esWrites counts the EndpointSlice writes a controller sends.
-type esWrites struct{ create, update, del atomic.Int64 }
+// esWrites counts the EndpointSlice writes a controller sends, and
+// keeps the time of the last one.
+type esWrites struct {
+	create, update, del atomic.Int64
+	last                atomic.Int64 // UnixNano
+}
+
+// lastAfter returns how long after start the last write was sent, or 0
+// if none was since.
+func (w *esWrites) lastAfter(start time.Time) time.Duration {
+	return max(0, time.Unix(0, w.last.Load()).Sub(start))
+}
 
 func (w *esWrites) total() int64 { return w.create.Load() + w.update.Load() + w.del.Load() }
 
@@ -65,7 +75,10 @@ func (c *esCountingTransport) RoundTrip(req *http.Request) (*http.Response, erro
 			c.writes.update.Add(1)
 		case http.MethodDelete:
 			c.writes.del.Add(1)
+		default:
+			return c.next.RoundTrip(req)
 		}
+		c.writes.last.Store(time.Now().UnixNano())
 	}
 	return c.next.RoundTrip(req)
 }
@@ -694,7 +707,8 @@ func esSideBySide(t *testing.T, batch, coalesce time.Duration) {
 		if (coalesce > 0 || step.single) && counts[1] > counts[0] {
 			t.Errorf("%s: fairslice wrote %d times, upstream %d: want no more than upstream", step.name, counts[1], counts[0])
 		}
-		t.Logf("%-22s converged in %5.1fs; writes upstream %4d, fairslice %4d; slices %v / %v", step.name, time.Since(start).Seconds(),
+		t.Logf("%-22s converged in %5.1fs (last write at %4.1fs / %4.1fs); writes upstream %4d, fairslice %4d; slices %v / %v",
+			step.name, time.Since(start).Seconds(), sides[0].writes.lastAfter(start).Seconds(), sides[1].writes.lastAfter(start).Seconds(),
 			counts[0], counts[1], esSliceCounts(states[0]), esSliceCounts(states[1]))
 		t.Logf("%-22s upstream %v, fairslice %v", "", recs[0], recs[1])
 	}
