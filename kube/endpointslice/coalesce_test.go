@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/workqueue"
@@ -66,9 +69,11 @@ func (f *coalesceFixture) sync() int {
 		f.c.queue.Done(key)
 	}
 	f.client.ClearActions()
-	if err := f.c.syncService(context.Background(), "ns/web"); err != nil {
+	err := f.c.syncService(context.Background(), "ns/web")
+	if err != nil {
 		f.t.Fatalf("syncService = %v", err)
 	}
+	f.c.handleErr(context.Background(), "ns/web", err) // as the worker does: the metrics
 	n := total(f.writes())
 	f.syncSlicesToStore()
 	return n
@@ -98,10 +103,11 @@ func TestCoalesceWrites(t *testing.T) {
 		name     string
 		coalesce time.Duration
 		writes   []int
-		trigger  int // the change whose time the slice carries at the end
+		trigger  int    // the change whose time the slice carries at the end
+		observed uint64 // syncs in the per-sync metrics, the fixture's first included
 	}{
-		{"off", 0, []int{1, 1, 1, 0}, 2},
-		{"on", time.Second, []int{1, 0, 0, 1}, 1},
+		{"off", 0, []int{1, 1, 1, 0}, 2, 5},
+		{"on", time.Second, []int{1, 0, 0, 1}, 1, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newCoalesceFixture(t, tc.coalesce)
@@ -125,6 +131,14 @@ func TestCoalesceWrites(t *testing.T) {
 			want := map[string]bool{"10.0.0.1": false, "10.0.0.2": false, "10.0.0.3": false}
 			if diff := cmp.Diff(want, endpointSet(slices)); diff != "" {
 				t.Errorf("endpoints (-want +got):\n%s", diff)
+			}
+			// A held sync is a successful one, and not in the per-sync
+			// metrics.
+			if got := testutil.ToFloat64(f.c.metrics.syncs.WithLabelValues("success")); got != 5 {
+				t.Errorf("endpoint_slice_controller_syncs{result=success} = %v, want 5", got)
+			}
+			if got := histogramCount(t, f.c.metrics.added); got != tc.observed {
+				t.Errorf("endpoints_added_per_sync observations = %d, want %d (every sync but the held ones)", got, tc.observed)
 			}
 			wantTrigger := start.Add(time.Duration(tc.trigger) * 100 * time.Millisecond).UTC().Format(time.RFC3339Nano)
 			if got := slices[0].Annotations[corev1.EndpointsLastChangeTriggerTime]; got != wantTrigger {
@@ -152,4 +166,15 @@ func TestCoalesceWritesBound(t *testing.T) {
 	if want := []time.Duration{0, time.Second, 2 * time.Second, 3 * time.Second}; !cmp.Equal(at, want) {
 		t.Errorf("written at %v, want %v", at, want)
 	}
+}
+
+// histogramCount returns the number of observations of an unlabelled
+// histogram.
+func histogramCount(t *testing.T, h *prometheus.HistogramVec) uint64 {
+	t.Helper()
+	var m dto.Metric
+	if err := h.WithLabelValues().(prometheus.Metric).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram().GetSampleCount()
 }

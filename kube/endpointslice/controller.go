@@ -84,8 +84,9 @@ type ControllerOptions struct {
 	// pod change); in a burst of pod changes a Service is written at most
 	// once per CoalesceWrites. The last-change-trigger-time is the
 	// earliest of the held changes'. A held sync counts as a successful
-	// sync in the metrics; the per-sync endpoint and change metrics are
-	// recorded by the sync that writes. Zero is upstream's behaviour: every
+	// sync in the metrics, but not in the per-sync ones (endpoints added
+	// and removed, slices changed): the sync that writes records the
+	// changes held. Zero is upstream's behaviour: every
 	// sync writes what it planned, and a controller whose syncs are fast
 	// (as this one's) splits a burst into more, smaller writes than
 	// upstream's. It must not be negative.
