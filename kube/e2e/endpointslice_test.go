@@ -3,6 +3,7 @@ package e2e
 import (
 	"cmp"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -870,11 +871,21 @@ func esCounter(t *testing.T, reg *prometheus.Registry, name, value string) prome
 // fairslice's on their own servers under the same load, the time from a
 // pod's Ready status write returning to the first watch event of a slice
 // holding it as ready, over 1,000 pods made ready at 20 per second.
+// latencyCoalesce is fairslice's CoalesceWrites in
+// TestEndpointSliceReadyLatency (0: the drop-in's defaults), to measure
+// what the option costs in latency.
+var latencyCoalesce = flag.Duration("e2e.latency.coalesce", 0, "fairslice's CoalesceWrites in TestEndpointSliceReadyLatency")
+
 func TestEndpointSliceReadyLatency(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures latency over 1,000 pods (about two minutes); not run with -short")
 	}
-	sides := []*esSide{startESSide(t, esSideOptions{upstream: true}), startESSide(t, esSideOptions{})}
+	fs := esSideOptions{}
+	if *latencyCoalesce > 0 {
+		fs = esSideOptions{options: true, coalesce: *latencyCoalesce}
+	}
+	sides := []*esSide{startESSide(t, esSideOptions{upstream: true}), startESSide(t, fs)}
+	t.Logf("fairslice's CoalesceWrites: %v", *latencyCoalesce)
 	const pods = 1000
 	esBoth(t, sides, func(ctx context.Context, c kubernetes.Interface) error {
 		if err := esCreateNodes(ctx, c); err != nil {
