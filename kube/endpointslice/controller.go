@@ -82,7 +82,8 @@ type ControllerOptions struct {
 	// carry every change since. The first change after a quiet spell is
 	// written at once (unlike with a batch period, which delays every
 	// pod change); in a burst of pod changes a Service is written at most
-	// once per CoalesceWrites. The last-change-trigger-time is the
+	// once per CoalesceWrites, so a change inside a burst waits up to that
+	// long (steady churn is one long burst). The last-change-trigger-time is the
 	// earliest of the held changes'. A held sync counts as a successful
 	// sync in the metrics, but not in the per-sync ones (endpoints added
 	// and removed, slices changed): the sync that writes records the
