@@ -1,17 +1,15 @@
 package adapter
 
-import (
-	"math/bits"
-	"math/rand/v2"
-)
+import "math/bits"
 
 // nodeTable finds the nodes a Converter looked up, found or not, by name.
 // It is an open-addressing table probed once per converted pod, with a
 // hash of the name's 8-byte words: cheaper than the map that holds the
-// same nodes for revalidation, whose lookup costs more.
+// same nodes for revalidation, whose lookup costs more. The hash is not
+// seeded: node names are the cluster's own, the table is at most half
+// full, and a Converter's behaviour stays the same from run to run.
 // The zero value is empty.
 type nodeTable struct {
-	seed  uint64
 	slots []nodeSlot // a power of two long, at most half full
 	n     int
 }
@@ -29,7 +27,7 @@ func (t *nodeTable) get(name string) *nodeMemo {
 		return nil
 	}
 	mask := uint64(len(t.slots) - 1)
-	for i := nameHash(t.seed, name) & mask; ; i = (i + 1) & mask {
+	for i := nameHash(name) & mask; ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if !s.used {
 			return nil
@@ -45,9 +43,6 @@ func (t *nodeTable) get(name string) *nodeMemo {
 func (t *nodeTable) put(name string, node nodeMemo) *nodeMemo {
 	if 2*(t.n+1) > len(t.slots) {
 		old := t.slots
-		if t.n == 0 {
-			t.seed = rand.Uint64()
-		}
 		t.slots = make([]nodeSlot, max(16, 2*len(old)))
 		t.n = 0
 		for i := range old {
@@ -61,7 +56,7 @@ func (t *nodeTable) put(name string, node nodeMemo) *nodeMemo {
 
 func (t *nodeTable) insert(name string, node nodeMemo) *nodeMemo {
 	mask := uint64(len(t.slots) - 1)
-	i := nameHash(t.seed, name) & mask
+	i := nameHash(name) & mask
 	for t.slots[i].used {
 		i = (i + 1) & mask
 	}
@@ -75,10 +70,10 @@ func (t *nodeTable) reset() {
 	*t = nodeTable{}
 }
 
-// nameHash hashes every byte of s, 8 at a time, with seed.
-func nameHash(seed uint64, s string) uint64 {
+// nameHash hashes every byte of s, 8 at a time.
+func nameHash(s string) uint64 {
 	const k1, k2 = 0x9e3779b97f4a7c15, 0xc2b2ae3d27d4eb4f
-	h := seed ^ uint64(len(s))*k1
+	h := uint64(len(s)) * k1
 	n := len(s)
 	switch {
 	case n == 0:
