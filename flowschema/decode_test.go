@@ -74,15 +74,23 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
-func TestEncodeRoundTrip(t *testing.T) {
+// roundTrip returns cfg encoded and decoded again, failing t if either
+// step fails.
+func roundTrip(t *testing.T, cfg *Config) *Config {
+	t.Helper()
 	var buf bytes.Buffer
-	if err := DefaultConfig().Encode(&buf); err != nil {
-		t.Fatal(err)
+	if err := cfg.Encode(&buf); err != nil {
+		t.Fatalf("Encode: %v", err)
 	}
 	back, err := Decode(buf.Bytes())
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("Decode(Encode(cfg)): %v\n%s", err, buf.Bytes())
 	}
+	return back
+}
+
+func TestEncodeRoundTrip(t *testing.T) {
+	back := roundTrip(t, DefaultConfig())
 	if diff := cmp.Diff(names(DefaultConfig()), names(back)); diff != "" {
 		t.Errorf("round trip names (-want +got):\n%s", diff)
 	}
@@ -101,14 +109,7 @@ func TestEncodeControlCharacters(t *testing.T) {
 		pl.Name = name
 		cfg.PriorityLevels = append(cfg.PriorityLevels, pl)
 	}
-	var buf bytes.Buffer
-	if err := cfg.Encode(&buf); err != nil {
-		t.Fatalf("Encode: %v", err)
-	}
-	back, err := Decode(buf.Bytes())
-	if err != nil {
-		t.Fatalf("Decode(Encode(cfg)): %v\n%s", err, buf.Bytes())
-	}
+	back := roundTrip(t, cfg)
 	if diff := cmp.Diff(names(cfg), names(back)); diff != "" {
 		t.Errorf("round trip names (-want +got):\n%s", diff)
 	}

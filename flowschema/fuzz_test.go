@@ -47,14 +47,7 @@ func FuzzDecodeValidate(f *testing.F) {
 			return
 		}
 		_ = Validate(cfg)
-		var buf bytes.Buffer
-		if err := cfg.Encode(&buf); err != nil {
-			t.Fatalf("Encode: %v", err)
-		}
-		back, err := Decode(buf.Bytes())
-		if err != nil {
-			t.Fatalf("Decode(Encode(cfg)): %v\n%s", err, buf.Bytes())
-		}
+		back := roundTrip(t, cfg)
 		if len(back.FlowSchemas) != len(cfg.FlowSchemas) || len(back.PriorityLevels) != len(cfg.PriorityLevels) {
 			t.Fatalf("round trip changed the object counts")
 		}
