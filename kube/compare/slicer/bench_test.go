@@ -180,20 +180,7 @@ func BenchmarkNoOpSyncFull(b *testing.B) {
 	b.Run("impl=fairslice", func(b *testing.B) {
 		var conv endpointslice.Converter
 		core, _ := slicer.NewReconciler(slicer.Options{})
-		perEndpoint(b, n, func() {
-			desired, err := conv.Desired(f.svc, f.pods, f.nodes)
-			if err != nil {
-				b.Fatal(err)
-			}
-			existing, err := conv.Existing(f.existing)
-			if err != nil {
-				b.Fatal(err)
-			}
-			plan, err := core.Reconcile(endpointslice.ServiceFacts(f.svc, time.Time{}), desired, existing)
-			if err != nil || plan.Writes() != 0 {
-				b.Fatalf("plan with %d writes, error %v", plan.Writes(), err)
-			}
-		})
+		perEndpoint(b, n, func() { fullNoOp(b, core, &conv, f.svc, f.pods, f.nodes, f.existing) })
 	})
 }
 

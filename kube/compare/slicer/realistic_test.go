@@ -345,15 +345,22 @@ func (f *realFleet) upstreamNoOp(b *testing.B) {
 // conv's Desired and Existing, then core's Reconcile, which must plan no
 // write.
 func (f *realFleet) reconcileNoOp(b *testing.B, core *slicer.Reconciler, conv *endpointslice.Converter, k int) {
-	desired, err := conv.Desired(f.svc, f.orders[k%len(f.orders)], f.nodes)
+	fullNoOp(b, core, conv, f.svc, f.orders[k%len(f.orders)], f.nodes, f.existing)
+}
+
+// fullNoOp runs the full path without the Syncer's memory: conv's Desired
+// and Existing, then core's Reconcile, which must plan no write.
+func fullNoOp(b *testing.B, core *slicer.Reconciler, conv *endpointslice.Converter, svc *corev1.Service, pods []*corev1.Pod,
+	nodes corelisters.NodeLister, existing []*discovery.EndpointSlice) {
+	desired, err := conv.Desired(svc, pods, nodes)
 	if err != nil {
 		b.Fatal(err)
 	}
-	existing, err := conv.Existing(f.existing)
+	converted, err := conv.Existing(existing)
 	if err != nil {
 		b.Fatal(err)
 	}
-	plan, err := core.Reconcile(endpointslice.ServiceFacts(f.svc, time.Time{}), desired, existing)
+	plan, err := core.Reconcile(endpointslice.ServiceFacts(svc, time.Time{}), desired, converted)
 	if err != nil || plan.Writes() != 0 {
 		b.Fatalf("plan with %d writes, error %v", plan.Writes(), err)
 	}
