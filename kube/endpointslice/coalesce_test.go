@@ -178,3 +178,33 @@ func histogramCount(t *testing.T, h *prometheus.HistogramVec) uint64 {
 	}
 	return m.GetHistogram().GetSampleCount()
 }
+
+// TestCoalesceWritesUndone: a held change that is undone before the
+// Service is written leaves nothing behind; the next change is written
+// with its own trigger time, not the undone one's.
+func TestCoalesceWritesUndone(t *testing.T) {
+	f := newCoalesceFixture(t, time.Second)
+	f.clock.Step(10 * time.Second)
+	start := f.clock.Now()
+	var got []int
+	for _, step := range []struct {
+		at  time.Duration
+		pod int
+	}{
+		{0, 0},                      // written at once
+		{100 * time.Millisecond, 1}, // held
+		{200 * time.Millisecond, 1}, // undone: nothing to write
+		{2 * time.Second, 2},        // written at once, on its own
+	} {
+		f.clock.SetTime(start.Add(step.at))
+		f.flip(step.pod)
+		got = append(got, f.sync())
+	}
+	if want := []int{1, 0, 0, 1}; !cmp.Equal(got, want) {
+		t.Errorf("writes per sync = %v, want %v", got, want)
+	}
+	want := start.Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+	if got := f.slices()[0].Annotations[corev1.EndpointsLastChangeTriggerTime]; got != want {
+		t.Errorf("trigger time = %q, want %q (the last change's, not the undone one's)", got, want)
+	}
+}

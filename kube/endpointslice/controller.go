@@ -422,7 +422,7 @@ func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Serv
 	return errors.Join(writeErr, skipped)
 }
 
-// hold reports whether a plan of writes writes is held back (see
+// hold reports whether a plan with the given number of writes is held back (see
 // ControllerOptions.CoalesceWrites), in which case it requeues the
 // Service for when it may be written, and keeps st's account: the time
 // of the last write, and the trigger time of the held changes.
