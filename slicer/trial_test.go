@@ -66,8 +66,8 @@ func TestInvalidWritesReported(t *testing.T) {
 }
 
 // TestLoweredMaxLeavesFullSlices: a slice holding more endpoints than a
-// lowered maximum is left as it is while nothing in it changes, as
-// upstream.
+// lowered maximum is left as it is while nothing in it changes, and keeps
+// all its endpoints when one of them changes, as upstream.
 func TestLoweredMaxLeavesFullSlices(t *testing.T) {
 	svc := testService()
 	existing := []Slice{ownedSlice("foo-1", port80, pods(150))}
@@ -76,6 +76,24 @@ func TestLoweredMaxLeavesFullSlices(t *testing.T) {
 	if p.Writes() != 0 || len(p.Unchanged) != 1 {
 		t.Errorf("Reconcile(150 endpoints in one slice, max 100) = %d writes, want none", p.Writes())
 	}
+	// One endpoint changes: the slice is rewritten with all 150, not
+	// split (upstream keeps every endpoint still desired in its slice).
+	changed := pods(150)
+	changed[7].Conditions = PodConditions(false, false, false)
+	p = mustReconcile(t, svc, v4group(changed, port80), existing, Options{MaxEndpointsPerSlice: 100})
+	if len(p.Creates) != 0 || len(p.Deletes) != 0 || len(p.Updates) != 1 || len(p.Updates[0].Endpoints) != 150 {
+		t.Errorf("Reconcile(one of 150 changed, max 100) = %d creates, %d deletes, updates %v; want one update of 150",
+			len(p.Creates), len(p.Deletes), lengths(p.Updates))
+	}
+}
+
+// lengths returns the number of endpoints of each slice.
+func lengths(ss []Slice) []int {
+	out := make([]int, len(ss))
+	for i := range ss {
+		out[i] = len(ss[i].Endpoints)
+	}
+	return out
 }
 
 // labelled returns an owned slice with the Service's labels.

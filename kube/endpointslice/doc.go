@@ -43,8 +43,10 @@
 // empty placeholder slice. Slices the API server would refuse (a loopback
 // pod IP, two Service ports of one name) are in the plan and listed in
 // Plan.Invalid. A slice holding more endpoints than a lowered
-// maxEndpointsPerSlice is left as it is until one of its endpoints
-// changes, as upstream.
+// maxEndpointsPerSlice is never split, as upstream: it is left as it is
+// while its endpoints stay the same, and when one of them changes or goes
+// it is rewritten with every endpoint it still holds, above the maximum;
+// only endpoints to place go to slices within it.
 //
 // A Converter remembers the objects it converted by pointer (informer
 // objects are immutable), so a sync in which nothing changed converts

@@ -13,5 +13,8 @@
 // generated Services have no selector; the Pods are given as they are).
 //
 // The benchmarks put the two side by side (impl=upstream, impl=fairslice);
-// compare with benchstat -col /impl.
+// compare with benchstat -col /impl. BenchmarkRealisticNoOpFloor puts
+// upstream next to impl=floor, the least work any no-op sync without
+// memory does on the realistic fixture (floorCheck): the highest ratio a
+// fresh Converter could reach on the machine it runs on.
 package slicercompare

@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/fairslice/fairslice/kube/internal/podload"
 	"github.com/fairslice/fairslice/slicer"
 )
 
@@ -97,7 +98,7 @@ type Converter struct {
 	lastPorts []slicer.Port       // interned port set of the last pod converted (nil: none yet)
 	lazy      []slicer.Endpoint   // if not nil, memo is listed's pods with these endpoints and lazyPorts, to write out
 	lazyPorts []slicer.Port
-	touched   uintptr // sum of the loads ahead (see touchAhead), kept so they are not optimized away
+	touched   uintptr // sum of the loads ahead (see podload.Ahead), kept so they are not optimized away
 
 	slices []slicer.Slice
 	exist  map[*discovery.EndpointSlice]*sliceMemo
@@ -266,8 +267,8 @@ func (c *Converter) first(svc *corev1.Service, pods []*corev1.Pod, types []slice
 	var flatPorts []slicer.Port
 	var touched uintptr
 	for k, pod := range pods {
-		if k%touchBatch == 0 {
-			touched += touchAhead(pods, k)
+		if k%podload.Batch == 0 {
+			touched += podload.Ahead(pods, k)
 		}
 		c.epArena = block[:k*t] // convert takes the next t endpoints
 		var m podMemo

@@ -1,4 +1,9 @@
-package adapter
+// Package podload loads ahead the words of pod objects that turning a pod
+// into its endpoint reads, so that the cache misses of several pods
+// overlap. The kube/endpointslice adapter uses it when it converts every
+// pod of a Service, and kube/compare/slicer's yardstick of the least work
+// of a sync without memory uses the same loads.
+package podload
 
 import (
 	"unsafe"
@@ -6,18 +11,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// The first sync of a Converter reads every pod object once, and the
+// A sync without memory reads every pod object once, and the
 // objects (and the arrays and strings they point to) are scattered over
 // the heap: reading one is a chain of cache (and TLB) misses, each waiting
 // for the one before, and the conversion of one pod is too long for the
 // processor to start on the next pod's misses meanwhile. Go has no
-// prefetch instruction, so Desired loads those words ahead, a batch of
+// prefetch instruction, so the caller loads those words ahead, a batch of
 // pods at a time, in three stages (the objects, then what they point to,
 // then what that points to), with loads whose values are only summed: the
 // loads of a batch are independent of each other, so the processor
 // overlaps their misses, and converting a pod then finds its data in
 // cache.
-const touchBatch = 8
+const Batch = 8
 
 // firstByte loads the first byte of s, or nothing if s is empty.
 func firstByte(s string) uintptr {
@@ -28,7 +33,7 @@ func firstByte(s string) uintptr {
 }
 
 // touchObject loads one word from each cache line of the pod object that
-// convert reads.
+// a conversion reads.
 func touchObject(p *corev1.Pod) uintptr {
 	return uintptr(len(p.Name)) + uintptr(len(p.UID)) + uintptr(unsafe.Pointer(p.DeletionTimestamp)) +
 		uintptr(len(p.Spec.Containers)) + uintptr(len(p.Spec.NodeName)) + uintptr(len(p.Spec.Hostname)) +
@@ -73,25 +78,26 @@ func touchBytes(p *corev1.Pod) uintptr {
 	return s
 }
 
-// touchAhead loads ahead of converting pods[k:k+touchBatch], k a
-// multiple of touchBatch: the objects of the batch after next, the arrays
-// of the next batch, and the bytes of this one (on the first batch, all
-// three stages of the first batches). The pods are not nil (checkArgs
-// refuses them).
-func touchAhead(pods []*corev1.Pod, k int) uintptr {
+// Ahead loads ahead of converting pods[k:k+Batch], k a multiple of
+// Batch: the objects of the batch after next, the arrays of the next
+// batch, and the bytes of this one (on the first batch, all three stages
+// of the first batches). It returns the sum of what it loaded, which the
+// caller keeps (adds to a field) so that the loads are not optimized
+// away. The pods must not be nil.
+func Ahead(pods []*corev1.Pod, k int) uintptr {
 	var s uintptr
-	objects, arrays := k+2*touchBatch, k+touchBatch
+	objects, arrays := k+2*Batch, k+Batch
 	if k == 0 {
 		objects, arrays = 0, 0
 	}
 	n := len(pods)
-	for _, p := range pods[min(objects, n):min(k+3*touchBatch, n)] {
+	for _, p := range pods[min(objects, n):min(k+3*Batch, n)] {
 		s += touchObject(p)
 	}
-	for _, p := range pods[min(arrays, n):min(k+2*touchBatch, n)] {
+	for _, p := range pods[min(arrays, n):min(k+2*Batch, n)] {
 		s += touchArrays(p)
 	}
-	for _, p := range pods[k:min(k+touchBatch, n)] {
+	for _, p := range pods[k:min(k+Batch, n)] {
 		s += touchBytes(p)
 	}
 	return s
