@@ -2,6 +2,7 @@ package slicer
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -81,8 +82,36 @@ func TestMirrorInvalidAndReadyFirst(t *testing.T) {
 		v4.Endpoints[1].Conditions.Ready != False || v4.Endpoints[0].Conditions.Serving != Unset {
 		t.Errorf("IPv4 slice = %+v", v4)
 	}
-	if _, err := Mirror(Endpoints{}, nil, MirrorOptions{MaxEndpointsPerSubset: 1001}); err == nil {
-		t.Error("Mirror with a bad cap and no name: no error")
+}
+
+// TestMirrorRefusesBadInput: each problem is reported on its own, and
+// all of them at once.
+func TestMirrorRefusesBadInput(t *testing.T) {
+	named := Endpoints{Namespace: "ns", Name: "svc"}
+	for _, tc := range []struct {
+		name     string
+		ep       Endpoints
+		existing []Slice
+		opts     MirrorOptions
+		want     []string
+	}{
+		{"bad cap", named, nil, MirrorOptions{MaxEndpointsPerSubset: 1001}, []string{"MaxEndpointsPerSubset: 1001"}},
+		{"negative cap", named, nil, MirrorOptions{MaxEndpointsPerSubset: -1}, []string{"MaxEndpointsPerSubset: -1"}},
+		{"no name", Endpoints{Namespace: "ns"}, nil, MirrorOptions{MaxEndpointsPerSubset: 3}, []string{"Endpoints.Name"}},
+		{"unnamed existing slice", named, []Slice{{Namespace: "ns"}}, MirrorOptions{}, []string{"existing[0].Name"}},
+		{"bad cap and no name", Endpoints{}, nil, MirrorOptions{MaxEndpointsPerSubset: 1001},
+			[]string{"MaxEndpointsPerSubset: 1001", "Endpoints.Name"}},
+	} {
+		_, err := Mirror(tc.ep, tc.existing, tc.opts)
+		if err == nil {
+			t.Errorf("%s: Mirror = nil error, want one naming %q", tc.name, tc.want)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: Mirror error %q does not name %q", tc.name, err, w)
+			}
+		}
 	}
 }
 

@@ -72,7 +72,10 @@ type ControllerOptions struct {
 	// anyway, so churn leaves fewer, fuller slices.
 	Compact bool
 	// Allocator and Hysteresis are topology.Options' for Services with
-	// Auto hints; the zero values are upstream's allocation.
+	// Auto hints; the zero values are upstream's allocation. Allocator
+	// must be AllocatorUpstream or AllocatorMinCrossZone. Hysteresis must
+	// be 0..10 (not NaN or infinite; topology would silently treat such
+	// values as 0), and takes effect with AllocatorMinCrossZone only.
 	Allocator  topology.Allocator
 	Hysteresis float64
 	// CoalesceWrites, when positive, is the least time between two
@@ -174,9 +177,11 @@ type serviceState struct {
 
 // NewController returns an EndpointSlice controller with the signature
 // of upstream's NewController, so that switching is a change of import.
-// It panics if maxEndpointsPerSlice is outside 1..1000 (upstream's
-// command line refuses such values). Events go to the API server; no
-// metrics are recorded (use NewControllerWithOptions for both choices).
+// It panics if maxEndpointsPerSlice is outside 1..1000, 0 included
+// (upstream's command line refuses such values; only
+// ControllerOptions.MaxEndpointsPerSlice takes 0 to mean 100). Events go
+// to the API server; no metrics are recorded (use
+// NewControllerWithOptions for both choices).
 func NewController(ctx context.Context, podInformer coreinformers.PodInformer,
 	serviceInformer coreinformers.ServiceInformer,
 	nodeInformer coreinformers.NodeInformer,
@@ -185,6 +190,9 @@ func NewController(ctx context.Context, podInformer coreinformers.PodInformer,
 	client clientset.Interface,
 	endpointUpdatesBatchPeriod time.Duration,
 ) *Controller {
+	if maxEndpointsPerSlice == 0 {
+		panic(fmt.Sprintf("endpointslice: maxEndpointsPerSlice 0: must be 1..%d", slicer.MaxEndpoints))
+	}
 	c, err := NewControllerWithOptions(ctx, podInformer, serviceInformer, nodeInformer, endpointSliceInformer, client,
 		ControllerOptions{MaxEndpointsPerSlice: maxEndpointsPerSlice, EndpointUpdatesBatchPeriod: endpointUpdatesBatchPeriod})
 	if err != nil {
@@ -193,9 +201,14 @@ func NewController(ctx context.Context, podInformer coreinformers.PodInformer,
 	return c
 }
 
+// maxHysteresis is the largest Hysteresis package topology honours.
+const maxHysteresis = 10
+
 // NewControllerWithOptions returns an EndpointSlice controller with the
-// extras of opts. It fails on an invalid MaxEndpointsPerSlice or
-// ControllerName, or when the metrics cannot be registered.
+// extras of opts. It fails, naming every invalid option and its value, on
+// an invalid MaxEndpointsPerSlice, ControllerName, Allocator or
+// Hysteresis, or a negative EndpointUpdatesBatchPeriod or CoalesceWrites;
+// and when the metrics cannot be registered.
 func NewControllerWithOptions(ctx context.Context, podInformer coreinformers.PodInformer,
 	serviceInformer coreinformers.ServiceInformer,
 	nodeInformer coreinformers.NodeInformer,
@@ -219,6 +232,12 @@ func NewControllerWithOptions(ctx context.Context, podInformer coreinformers.Pod
 	}
 	if opts.CoalesceWrites < 0 {
 		errs = append(errs, fmt.Errorf("endpointslice: CoalesceWrites %v: must not be negative", opts.CoalesceWrites))
+	}
+	if opts.Allocator != topology.AllocatorUpstream && opts.Allocator != topology.AllocatorMinCrossZone {
+		errs = append(errs, fmt.Errorf("endpointslice: Allocator %d: must be topology.AllocatorUpstream or topology.AllocatorMinCrossZone", opts.Allocator))
+	}
+	if !(opts.Hysteresis >= 0 && opts.Hysteresis <= maxHysteresis) { // NaN fails both
+		errs = append(errs, fmt.Errorf("endpointslice: Hysteresis %v: must be 0..%v", opts.Hysteresis, maxHysteresis))
 	}
 	if errs != nil {
 		return nil, errors.Join(errs...)

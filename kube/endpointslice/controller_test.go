@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -209,8 +210,16 @@ func TestNewControllerWithOptionsRefusesBadOptions(t *testing.T) {
 		{ControllerOptions{ControllerName: "not a label value!"}, `ControllerName "not a label value!"`},
 		{ControllerOptions{EndpointUpdatesBatchPeriod: -time.Second}, "EndpointUpdatesBatchPeriod -1s"},
 		{ControllerOptions{CoalesceWrites: -time.Millisecond}, "CoalesceWrites -1ms"},
+		{ControllerOptions{Allocator: topology.AllocatorMinCrossZone + 1}, "Allocator 2"},
+		{ControllerOptions{Hysteresis: -0.1}, "Hysteresis -0.1: must be 0..10"},
+		{ControllerOptions{Hysteresis: math.NaN()}, "Hysteresis NaN: must be 0..10"},
+		{ControllerOptions{Hysteresis: math.Inf(1)}, "Hysteresis +Inf: must be 0..10"},
+		{ControllerOptions{Hysteresis: math.Inf(-1)}, "Hysteresis -Inf: must be 0..10"},
+		{ControllerOptions{Hysteresis: 10.5}, "Hysteresis 10.5: must be 0..10"},
 		// All problems at once.
 		{ControllerOptions{MaxEndpointsPerSlice: -1, CoalesceWrites: -time.Second}, "must be 1..1000\nendpointslice: CoalesceWrites -1s"},
+		{ControllerOptions{ControllerName: "a b", Hysteresis: math.NaN()}, `ControllerName "a b"`},
+		{ControllerOptions{ControllerName: "a b", Hysteresis: math.NaN()}, "\nendpointslice: Hysteresis NaN"},
 	} {
 		_, err := NewControllerWithOptions(context.Background(), f.Core().V1().Pods(), f.Core().V1().Services(), f.Core().V1().Nodes(),
 			f.Discovery().V1().EndpointSlices(), fake.NewClientset(), tc.opts)
@@ -220,15 +229,54 @@ func TestNewControllerWithOptionsRefusesBadOptions(t *testing.T) {
 	}
 }
 
+// The options whose zero values are defaults are accepted as zero.
+func TestNewControllerWithOptionsZeroValues(t *testing.T) {
+	f := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	c, err := NewControllerWithOptions(context.Background(), f.Core().V1().Pods(), f.Core().V1().Services(), f.Core().V1().Nodes(),
+		f.Discovery().V1().EndpointSlices(), fake.NewClientset(), ControllerOptions{EventRecorder: record.NewFakeRecorder(1)})
+	if err != nil {
+		t.Fatalf("NewControllerWithOptions(zero options) = %v, want nil", err)
+	}
+	type got struct {
+		Max        int
+		Name       string
+		Hysteresis float64
+	}
+	want := got{Max: 100, Name: ControllerName}
+	if diff := cmp.Diff(want, got{c.coreOpts.MaxEndpointsPerSlice, c.name, c.topoOpts.Hysteresis}); diff != "" {
+		t.Errorf("zero options (-want +got):\n%s", diff)
+	}
+}
+
+// NewController panics for a maxEndpointsPerSlice outside 1..1000, 0
+// included (only the options take 0 as the default), naming the value.
 func TestNewControllerPanicsOnBadMax(t *testing.T) {
 	f := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
-	defer func() {
-		if recover() == nil {
-			t.Errorf("NewController(max 0) did not panic")
+	for _, tc := range []struct {
+		max  int32
+		want string
+	}{
+		{0, "maxEndpointsPerSlice 0: must be 1..1000"},
+		{-5, "MaxEndpointsPerSlice -5: must be 1..1000"},
+		{1001, "MaxEndpointsPerSlice 1001: must be 1..1000"},
+	} {
+		got := func() (msg string) {
+			defer func() {
+				if r := recover(); r != nil {
+					msg = fmt.Sprint(r)
+				}
+			}()
+			NewController(context.Background(), f.Core().V1().Pods(), f.Core().V1().Services(), f.Core().V1().Nodes(),
+				f.Discovery().V1().EndpointSlices(), tc.max, fake.NewClientset(), 0)
+			return ""
+		}()
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("NewController(max %d) panicked with %q, want a panic containing %q", tc.max, got, tc.want)
 		}
-	}()
+	}
+	// In range, it does not panic.
 	NewController(context.Background(), f.Core().V1().Pods(), f.Core().V1().Services(), f.Core().V1().Nodes(),
-		f.Discovery().V1().EndpointSlices(), -5, fake.NewClientset(), 0)
+		f.Discovery().V1().EndpointSlices(), 1000, fake.NewClientset(), 0)
 }
 
 // A first sync writes the slices as upstream would: labels, owner

@@ -24,6 +24,8 @@ import (
 	"k8s.io/component-base/metrics/legacyregistry"
 	upstreammirror "k8s.io/kubernetes/pkg/controller/endpointslicemirroring"
 	upstreammetrics "k8s.io/kubernetes/pkg/controller/endpointslicemirroring/metrics"
+
+	"github.com/fairslice/fairslice/kube/internal/slicescenario"
 )
 
 // mirrorSide is a mirroring controller (upstream's or fairslice's)
@@ -193,7 +195,9 @@ func resetUpstreamMirroringMetrics() {
 // (names, help, types, label names, buckets) and the same values:
 // endpoints added, updated and removed per sync, addresses skipped,
 // slice changes by operation, and the efficiency gauges. Only the sync
-// duration histogram's values are left out (a time).
+// duration histogram's values are left out (a time). After each change
+// the mirrored slices' content must be the same too
+// (TestMirroredContentMatchesUpstream covers content more widely).
 func TestMirroringMetricsMatchUpstream(t *testing.T) {
 	up, ours := startMirrorSide(t, true), startMirrorSide(t, false)
 	resetUpstreamMirroringMetrics()
@@ -293,6 +297,7 @@ func TestMirroringMetricsMatchUpstream(t *testing.T) {
 				t.Fatalf("%s: metric values still differ after 10 s (-upstream +fairslice):\n%s", step.name, diff)
 			}
 		}
+		requireSameMirroredContent(t, step.name, up, ours, [2]uint64{before[0], before[1]}, func(slicescenario.Content) bool { return true })
 	}
 	want := []string{
 		"endpoint_slice_mirroring_controller_addresses_skipped_per_sync",
