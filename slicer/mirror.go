@@ -82,6 +82,14 @@ type MirrorPlan struct {
 // key and slices of keys no longer desired are deleted; creates are
 // recycled into deletes of the same address type. existing are the slices
 // labelled with the Endpoints' name and the mirroring controller's name.
+//
+// Where it differs: repacking compares ports by value, app protocol
+// included. Upstream compares an app protocol by its pointer, so for an
+// object read from the API it never merges a port that carries one across
+// subsets, and applies MaxEndpointsPerSubset to each such subset on its
+// own. The plans differ only when such a subset holds more addresses than
+// the maximum; which addresses upstream keeps then follows Go's map
+// order, so no plan can match it run for run.
 func Mirror(ep Endpoints, existing []Slice, opts MirrorOptions) (MirrorPlan, error) {
 	max := opts.MaxEndpointsPerSubset
 	if max == 0 {
