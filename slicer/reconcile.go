@@ -246,6 +246,7 @@ func byName(a, b Slice) int { return cmp.Compare(a.Name, b.Name) }
 // typePlan collects the plan for one address type.
 type typePlan struct {
 	creates, updates, deletes []Slice
+	dropped                   []Slice // creates left out: the Service is being deleted
 	added, removed            int
 }
 
@@ -270,9 +271,9 @@ func (r *Reconciler) reconcileType(plan *Plan, svc *Service, nsr int, at Address
 	slices.SortFunc(tp.deletes, byName)
 	recycle(&tp, svc)
 	if svc.Deleting {
-		tp.creates = nil
+		tp.creates, tp.dropped = nil, tp.creates
 	}
-	r.finish(plan, &tp, svc, existing)
+	r.finish(plan, &tp, svc, at, existing)
 	return nil
 }
 
@@ -391,8 +392,8 @@ func recycle(tp *typePlan, svc *Service) {
 }
 
 // finish sets the trigger time on the slices written and appends the
-// type's plan to plan.
-func (r *Reconciler) finish(plan *Plan, tp *typePlan, svc *Service, existing []Slice) {
+// type's plan, and its churn, to plan.
+func (r *Reconciler) finish(plan *Plan, tp *typePlan, svc *Service, at AddressType, existing []Slice) {
 	for i := range tp.creates {
 		tp.creates[i].Annotations = withTriggerTime(tp.creates[i].Annotations, svc.TriggerTime)
 	}
@@ -402,8 +403,10 @@ func (r *Reconciler) finish(plan *Plan, tp *typePlan, svc *Service, existing []S
 	plan.Creates = append(plan.Creates, tp.creates...)
 	plan.Updates = append(plan.Updates, tp.updates...)
 	plan.Deletes = append(plan.Deletes, tp.deletes...)
+	plan.Dropped = append(plan.Dropped, tp.dropped...)
 	plan.Added += tp.added
 	plan.Removed += tp.removed
+	plan.Types = append(plan.Types, TypeChurn{AddressType: at, Added: tp.added, Removed: tp.removed})
 	for _, si := range r.order {
 		if r.state[si] == stUnchanged {
 			plan.Unchanged = append(plan.Unchanged, existing[si])

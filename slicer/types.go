@@ -334,12 +334,28 @@ type Plan struct {
 	// Added and Removed are upstream's endpoints_added_per_sync and
 	// endpoints_removed_per_sync for this reconciliation.
 	Added, Removed int
+	// Types has an entry for each address type of the Service, in the
+	// order reconciled (IPv4, IPv6, FQDN), with its share of Added and
+	// Removed: upstream reconciles each address type on its own and
+	// records its per-sync metrics once for each.
+	Types []TypeChurn
+	// Dropped are the slices Creates would hold if the Service were not
+	// being deleted (Service.Deleting): upstream does not create them but
+	// counts them in its metrics, among the slices changed and the slices
+	// that exist.
+	Dropped []Slice
 	// Invalid lists what Validate finds wrong with the slices to create
 	// and update (a loopback pod IP, two Service ports of one name): the
 	// API server would refuse those writes. The plan still holds them, as
 	// upstream would send them; a controller reports the problems (an
 	// event, a log line) and may leave those slices out.
 	Invalid []InvalidSlice
+}
+
+// TypeChurn is one address type's share of a plan's Added and Removed.
+type TypeChurn struct {
+	AddressType    AddressType
+	Added, Removed int
 }
 
 // Writes returns the number of API calls in the plan.

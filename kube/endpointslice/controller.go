@@ -95,8 +95,20 @@ type ControllerOptions struct {
 	// (as this one's) splits a burst into more, smaller writes than
 	// upstream's. It must not be negative.
 	CoalesceWrites time.Duration
-	// Registerer receives upstream's endpoint_slice_controller_* metrics;
-	// nil records none. Nothing is registered globally.
+	// Registerer receives upstream's endpoint_slice_controller_* metrics
+	// (names, help, types, labels, buckets); nil records none. Nothing is
+	// registered globally. They are recorded as upstream's reconciler
+	// records them: the per-sync histograms once per address type of the
+	// Service, and the efficiency gauges with each Service's figures for
+	// the last address type reconciled (IPv6 for a dual-stack Service;
+	// upstream's order is random, so where the two families' figures
+	// differ upstream may count either). TestControllerMetricsMatchUpstream
+	// requires the same families and values as upstream's controller for
+	// single-stack and dual-stack Services, placeholders, pods turning
+	// ready and not ready or deleted, and Services being deleted and
+	// deleted. One difference: after a failed write no slices-changed
+	// observation is made for the sync, where upstream skips only the
+	// address type whose write failed.
 	Registerer prometheus.Registerer
 	// EventRecorder records the controller's events; nil means a
 	// broadcaster to the API server through the client (as upstream),
@@ -432,9 +444,7 @@ func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Serv
 	} else if policy != topology.PolicyNone {
 		tdLabel = td
 	}
-	c.metrics.planned(plan.Added, plan.Removed, plan.Writes(), topo, tdLabel)
-	c.metrics.service(types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name},
-		[][]slicer.Slice{plan.Creates, plan.Updates, plan.Unchanged}, tdLabel)
+	c.metrics.planned(types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}, &plan, writeErr == nil, topo, tdLabel)
 	for _, r := range results {
 		for _, ev := range r.Events {
 			c.recorder.Event(svc, ev.Type, ev.Reason, ev.Message)

@@ -47,8 +47,8 @@ type ctlFixture struct {
 
 // actAsAPIServer makes the fake clientset do for EndpointSlices what the
 // API server does and its object tracker does not: name created slices
-// from GenerateName, give them a UID and generation 1, and bump the
-// generation on update.
+// from GenerateName, give them a UID and generation 1, and on update keep
+// the stored UID and bump the stored generation.
 func actAsAPIServer(client *fake.Clientset) {
 	var names atomic.Int64
 	client.PrependReactor("create", "endpointslices", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -61,7 +61,13 @@ func actAsAPIServer(client *fake.Clientset) {
 		return false, nil, nil
 	})
 	client.PrependReactor("update", "endpointslices", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		a.(k8stesting.UpdateAction).GetObject().(*discovery.EndpointSlice).Generation++
+		s := a.(k8stesting.UpdateAction).GetObject().(*discovery.EndpointSlice)
+		if old, err := client.Tracker().Get(a.GetResource(), s.Namespace, s.Name); err == nil {
+			// The stored object's UID and generation, whatever the
+			// update carries (a slice recycled from a create has none).
+			s.UID, s.Generation = old.(*discovery.EndpointSlice).UID, old.(*discovery.EndpointSlice).Generation
+		}
+		s.Generation++
 		return false, nil, nil
 	})
 }

@@ -139,7 +139,8 @@ func (e *efficiency) publishLocked() {
 
 // controllerMetrics are upstream's EndpointSlice controller metrics
 // (k8s.io/endpointslice/metrics v0.37.2: names, help, labels, buckets) on
-// a registry the caller chose. A nil *controllerMetrics records nothing.
+// a registry the caller chose, recorded as upstream's reconciler records
+// them (see planned). A nil *controllerMetrics records nothing.
 type controllerMetrics struct {
 	added, removed *prometheus.HistogramVec
 	changes        *prometheus.CounterVec
@@ -204,29 +205,63 @@ func (m *controllerMetrics) change(op string) {
 	m.changes.WithLabelValues(op).Inc()
 }
 
-// planned records a sync's endpoint churn and number of slices written.
-func (m *controllerMetrics) planned(added, removed, written int, topology, trafficDistribution string) {
+// planned records a sync that reached the reconciler as upstream's
+// reconciler does, which handles each address type of the Service on its
+// own: for each type, in the plan's order, the endpoints added and
+// removed and, if the writes succeeded, the slices changed (creates a
+// Service being deleted leaves out included, as upstream counts them;
+// deletes of slices of address types the Service no longer has not, as
+// upstream makes those outside the per-type reconciliation); and the
+// type's efficiency figures, which replace the Service's previous ones,
+// so that a Service counts with its last address type. Upstream ranges
+// over a set of address types, in a random order; this order (IPv4
+// before IPv6) is one of its orders. The Service's valid
+// trafficDistribution ("" for none) is counted too.
+func (m *controllerMetrics) planned(nn types.NamespacedName, plan *slicer.Plan, written bool, topology, trafficDistribution string) {
 	if m == nil {
 		return
 	}
-	m.added.WithLabelValues().Observe(float64(added))
-	m.removed.WithLabelValues().Observe(float64(removed))
-	m.changedPerSync.WithLabelValues(topology, trafficDistribution).Observe(float64(written))
+	for _, t := range plan.Types {
+		m.added.WithLabelValues().Observe(float64(t.Added))
+		m.removed.WithLabelValues().Observe(float64(t.Removed))
+		if written {
+			changed := 0
+			for _, list := range [][]slicer.Slice{plan.Creates, plan.Updates, plan.Deletes, plan.Dropped} {
+				changed += countType(list, t.AddressType)
+			}
+			m.changedPerSync.WithLabelValues(topology, trafficDistribution).Observe(float64(changed))
+		}
+	}
+	if len(plan.Types) > 0 {
+		last := plan.Types[len(plan.Types)-1].AddressType
+		m.set(nn, m.efficiencyOf(last, trafficDistribution, plan.Creates, plan.Updates, plan.Unchanged, plan.Dropped))
+	}
 }
 
-// service records a Service's final slices, for the efficiency gauges
-// (upstream's rules: per address type and port set, its endpoints, its
-// slices and ceil(endpoints/max) desired slices; at least one desired
-// slice per Service), and its valid trafficDistribution ("" for none).
-func (m *controllerMetrics) service(nn types.NamespacedName, final [][]slicer.Slice, trafficDistribution string) {
-	if m == nil {
-		return
+// countType returns the number of slices of type at in list.
+func countType(list []slicer.Slice, at slicer.AddressType) int {
+	n := 0
+	for i := range list {
+		if list[i].AddressType == at {
+			n++
+		}
 	}
+	return n
+}
+
+// efficiencyOf returns the efficiency figures of the slices of type at
+// a sync leaves (upstream's rules: per port set, its endpoints, its
+// slices and ceil(endpoints/max) desired slices; at least one desired
+// slice in all), with the valid trafficDistribution ("" for none).
+func (m *controllerMetrics) efficiencyOf(at slicer.AddressType, trafficDistribution string, final ...[]slicer.Slice) serviceEfficiency {
 	groups := map[string]int{}
 	e := serviceEfficiency{trafficDistribution: trafficDistribution}
 	for _, list := range final {
 		for i := range list {
 			s := &list[i]
+			if s.AddressType != at {
+				continue
+			}
 			groups[portSetKey(s)] += len(s.Endpoints)
 			e.endpoints += len(s.Endpoints)
 			e.actual++
@@ -236,7 +271,7 @@ func (m *controllerMetrics) service(nn types.NamespacedName, final [][]slicer.Sl
 		e.desired += (n + m.max - 1) / m.max
 	}
 	e.desired = max(e.desired, 1)
-	m.set(nn, e)
+	return e
 }
 
 // deleteService forgets a deleted Service.

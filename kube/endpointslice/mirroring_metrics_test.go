@@ -102,8 +102,9 @@ func lagSliceWatch(client *fake.Clientset, lag time.Duration) {
 	})
 }
 
-// mirrorFamilies returns the mirroring controller's metric families.
-func mirrorFamilies(t *testing.T, g prometheus.Gatherer) []*dto.MetricFamily {
+// familiesOf returns the metric families of one subsystem: those named
+// subsystem_*.
+func familiesOf(t *testing.T, g prometheus.Gatherer, subsystem string) []*dto.MetricFamily {
 	t.Helper()
 	all, err := g.Gather()
 	if err != nil {
@@ -111,7 +112,7 @@ func mirrorFamilies(t *testing.T, g prometheus.Gatherer) []*dto.MetricFamily {
 	}
 	var out []*dto.MetricFamily
 	for _, f := range all {
-		if strings.HasPrefix(f.GetName(), mirroringSubsystem+"_") {
+		if strings.HasPrefix(f.GetName(), subsystem+"_") {
 			out = append(out, f)
 		}
 	}
@@ -127,7 +128,7 @@ type metricShape struct {
 	Buckets []float64
 }
 
-func mirrorShapes(fams []*dto.MetricFamily) map[string]metricShape {
+func metricShapes(fams []*dto.MetricFamily) map[string]metricShape {
 	out := map[string]metricShape{}
 	for _, f := range fams {
 		s := metricShape{Type: f.GetType().String(), Help: f.GetHelp()}
@@ -147,10 +148,10 @@ func mirrorShapes(fams []*dto.MetricFamily) map[string]metricShape {
 	return out
 }
 
-// mirrorValues flattens the families into series values: counters and
+// metricValues flattens the families into series values: counters and
 // gauges, and each histogram's count, sum and buckets, except the sync
 // duration's (a time) whose count is the number of syncs.
-func mirrorValues(fams []*dto.MetricFamily) map[string]float64 {
+func metricValues(fams []*dto.MetricFamily) map[string]float64 {
 	out := map[string]float64{}
 	for _, f := range fams {
 		for _, m := range f.Metric {
@@ -263,40 +264,10 @@ func TestMirroringMetricsMatchUpstream(t *testing.T) {
 		}
 		// Wait for fairslice's values to reach the step's, then for
 		// upstream's to equal them: both controllers see the same sequence.
-		var got map[string]float64
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			got = mirrorValues(mirrorFamilies(t, ours.g))
-			if durationCount(t, ours.g) > before[1] && durationCount(t, up.g) > before[0] && hasValues(got, step.want) {
-				break
-			}
-			if time.Now().After(deadline) {
-				shown := map[string]float64{}
-				for k := range step.want {
-					shown[k] = got[k]
-				}
-				t.Fatalf("%s: fairslice's values (-want +got) within 10 s:\n%s", step.name, cmp.Diff(step.want, shown))
-			}
-		}
-		var diff string
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			upFams, ourFams := mirrorFamilies(t, up.g), mirrorFamilies(t, ours.g)
-			diff = cmp.Diff(mirrorValues(upFams), mirrorValues(ourFams))
-			if diff == "" {
-				upShapes, ourShapes := mirrorShapes(upFams), mirrorShapes(ourFams)
-				for n := range upShapes {
-					if _, ok := ourShapes[n]; !ok {
-						delete(upShapes, n) // not yet seen here: the names are checked at the end
-					}
-				}
-				if d := cmp.Diff(upShapes, ourShapes); d != "" {
-					t.Errorf("%s: metric families differ (-upstream +fairslice):\n%s", step.name, d)
-				}
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: metric values still differ after 10 s (-upstream +fairslice):\n%s", step.name, diff)
-			}
-		}
+		waitForValues(t, step.name, mirroringSubsystem, ours.g, step.want, func() bool {
+			return durationCount(t, ours.g) > before[1] && durationCount(t, up.g) > before[0]
+		})
+		requireSameMetrics(t, step.name, mirroringSubsystem, up.g, ours.g)
 		requireSameMirroredContent(t, step.name, up, ours, [2]uint64{before[0], before[1]}, func(slicescenario.Content) bool { return true })
 	}
 	want := []string{
@@ -311,9 +282,57 @@ func TestMirroringMetricsMatchUpstream(t *testing.T) {
 		"endpoint_slice_mirroring_controller_num_endpoint_slices",
 	}
 	for i, s := range []*mirrorSide{up, ours} {
-		names := slices.Sorted(maps.Keys(mirrorShapes(mirrorFamilies(t, s.g))))
+		names := slices.Sorted(maps.Keys(metricShapes(familiesOf(t, s.g, mirroringSubsystem))))
 		if diff := cmp.Diff(want, names); diff != "" {
 			t.Errorf("side %d's mirroring metrics (-want +got):\n%s", i, diff)
+		}
+	}
+}
+
+// waitForValues waits up to 10 s for synced to report true and for the
+// values of the subsystem's families on g to include want, failing the
+// test if they do not.
+func waitForValues(t *testing.T, step, subsystem string, g prometheus.Gatherer, want map[string]float64, synced func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		got := metricValues(familiesOf(t, g, subsystem))
+		if synced() && hasValues(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			shown := map[string]float64{}
+			for k := range want {
+				shown[k] = got[k]
+			}
+			t.Fatalf("%s: fairslice's values (-want +got) within 10 s:\n%s", step, cmp.Diff(want, shown))
+		}
+	}
+}
+
+// requireSameMetrics waits up to 10 s for the values of the subsystem's
+// families to be the same on both sides (each side's controller may
+// still be syncing), failing the test if they are not, and then requires
+// the same shapes of the families both sides have (a family one side has
+// not yet created is checked by the caller's list of names).
+func requireSameMetrics(t *testing.T, step, subsystem string, up, ours prometheus.Gatherer) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		upFams, ourFams := familiesOf(t, up, subsystem), familiesOf(t, ours, subsystem)
+		diff := cmp.Diff(metricValues(upFams), metricValues(ourFams))
+		if diff == "" {
+			upShapes, ourShapes := metricShapes(upFams), metricShapes(ourFams)
+			for n := range upShapes {
+				if _, ok := ourShapes[n]; !ok {
+					delete(upShapes, n)
+				}
+			}
+			if d := cmp.Diff(upShapes, ourShapes); d != "" {
+				t.Errorf("%s: metric families differ (-upstream +fairslice):\n%s", step, d)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: metric values still differ after 10 s (-upstream +fairslice):\n%s", step, diff)
 		}
 	}
 }
@@ -329,7 +348,7 @@ func hasValues(got, want map[string]float64) bool {
 
 func durationCount(t *testing.T, g prometheus.Gatherer) uint64 {
 	t.Helper()
-	for _, f := range mirrorFamilies(t, g) {
+	for _, f := range familiesOf(t, g, mirroringSubsystem) {
 		if f.GetName() == mirroringSubsystem+"_endpoints_sync_duration" {
 			return f.Metric[0].GetHistogram().GetSampleCount()
 		}

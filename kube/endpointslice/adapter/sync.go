@@ -109,7 +109,8 @@ func (s *Syncer) Plan(facts slicer.Service, svc *corev1.Service, pods []*corev1.
 	if skipped == nil && plan.Writes() == 0 {
 		s.last = noOp{
 			valid: true, facts: facts, epoch: s.conv.epoch, pods: len(pods), slices: len(existing),
-			plan: slicer.Plan{Unchanged: slices.Clone(plan.Unchanged), Added: plan.Added, Removed: plan.Removed},
+			plan: slicer.Plan{Unchanged: slices.Clone(plan.Unchanged), Added: plan.Added, Removed: plan.Removed,
+				Types: slices.Clone(plan.Types), Dropped: slices.Clone(plan.Dropped)},
 		}
 		s.base++
 		for i := range s.conv.seen { // as long as memo, or memo is still to be written out
