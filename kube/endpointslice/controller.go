@@ -106,9 +106,10 @@ type ControllerOptions struct {
 	// requires the same families and values as upstream's controller for
 	// single-stack and dual-stack Services, placeholders, pods turning
 	// ready and not ready or deleted, and Services being deleted and
-	// deleted. One difference: after a failed write no slices-changed
-	// observation is made for the sync, where upstream skips only the
-	// address type whose write failed.
+	// deleted; TestControllerMetricsMatchUpstreamOnWriteFailures with
+	// failed creates and updates and creates refused because the
+	// namespace is terminating (after which, as upstream, no
+	// slices-changed observation is made for that address type only).
 	Registerer prometheus.Registerer
 	// EventRecorder records the controller's events; nil means a
 	// broadcaster to the API server through the client (as upstream),
@@ -128,7 +129,11 @@ type ControllerOptions struct {
 // deletion) queue the matching Services after the batch period;
 // EndpointSlice changes not made by this controller queue their Service
 // after max(1 s, batch period); Services of type ExternalName and without
-// a selector are skipped; slices being deleted are ignored; a sync whose
+// a selector are skipped; slices being deleted are ignored; each address
+// type of a Service is written on its own (creates, updates, deletes),
+// so that a failed write ends the writes of its address type only, and a
+// create refused because the namespace is terminating ends them without
+// an error; a sync whose
 // informer has not yet seen the controller's own writes fails with
 // ErrStaleInformer and is retried, so no duplicate slices are created;
 // the last-change-trigger-time annotation; Auto hints and
@@ -436,7 +441,7 @@ func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Serv
 	if err != nil {
 		return err
 	}
-	writeErr := c.write(ctx, svc, creates, updates, deletes)
+	written, writeErr := c.write(ctx, svc, plan.Types, creates, updates, deletes)
 
 	topo, tdLabel := "Disabled", ""
 	if policy == topology.PolicyAuto {
@@ -444,7 +449,7 @@ func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Serv
 	} else if policy != topology.PolicyNone {
 		tdLabel = td
 	}
-	c.metrics.planned(types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}, &plan, writeErr == nil, topo, tdLabel)
+	c.metrics.planned(types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}, &plan, written, topo, tdLabel)
 	for _, r := range results {
 		for _, ev := range r.Events {
 			c.recorder.Event(svc, ev.Type, ev.Reason, ev.Message)
@@ -532,13 +537,50 @@ func (c *Controller) forgetService(key string, nn types.NamespacedName) {
 	c.mu.Unlock()
 }
 
-// write sends the plan's objects (see sliceWriter).
-func (c *Controller) write(ctx context.Context, svc *corev1.Service, creates, updates, deletes []*discovery.EndpointSlice) error {
+// write sends the plan's objects as upstream's reconciler does: the
+// writes of each address type of the Service (in the order of types),
+// creates, updates and deletes, with a sliceWriter each, so that a
+// failure ends the writes of its address type only; then the deletes of
+// slices of address types the Service no longer has, each whatever the
+// others' results. It returns the address types whose writes were all
+// made (not one whose create the terminating namespace refused, which
+// is no error) and the errors.
+func (c *Controller) write(ctx context.Context, svc *corev1.Service, types []slicer.TypeChurn,
+	creates, updates, deletes []*discovery.EndpointSlice) (map[slicer.AddressType]bool, error) {
 	w := sliceWriter{client: c.client, tracker: c.tracker, owner: "Service " + svc.Namespace + "/" + svc.Name}
 	if c.metrics != nil {
 		w.change = c.metrics.change
 	}
-	return w.write(ctx, svc.Namespace, creates, updates, deletes)
+	written := map[slicer.AddressType]bool{}
+	var errs []error
+	for _, t := range types {
+		at := discovery.AddressType(t.AddressType)
+		done, err := w.send(ctx, svc.Namespace, ofType(creates, at), ofType(updates, at), ofType(deletes, at))
+		written[t.AddressType] = done
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, s := range deletes {
+		if _, ok := written[slicer.AddressType(s.AddressType)]; ok {
+			continue
+		}
+		if _, err := w.send(ctx, svc.Namespace, nil, nil, []*discovery.EndpointSlice{s}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return written, errors.Join(errs...)
+}
+
+// ofType returns the slices of list with address type at, in order.
+func ofType(list []*discovery.EndpointSlice, at discovery.AddressType) []*discovery.EndpointSlice {
+	var out []*discovery.EndpointSlice
+	for _, s := range list {
+		if s.AddressType == at {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // withoutDeleting drops slices with a deletion timestamp, which would

@@ -2,10 +2,12 @@ package endpointslice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,13 +15,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/component-base/metrics/legacyregistry"
 	upstreammetrics "k8s.io/endpointslice/metrics"
 	upstreamctl "k8s.io/kubernetes/pkg/controller/endpointslice"
@@ -162,6 +167,56 @@ func metricsService(name string, families ...corev1.IPFamily) *corev1.Service {
 	}
 }
 
+// createObject returns a step that creates a pod or a Service.
+func createObject(obj any) func(c *fake.Clientset) error {
+	return func(c *fake.Clientset) error {
+		var err error
+		switch o := obj.(type) {
+		case *corev1.Pod:
+			_, err = c.CoreV1().Pods("ns").Create(context.Background(), o, metav1.CreateOptions{})
+		case *corev1.Service:
+			_, err = c.CoreV1().Services("ns").Create(context.Background(), o, metav1.CreateOptions{})
+		default:
+			err = fmt.Errorf("createObject: %T", obj)
+		}
+		return err
+	}
+}
+
+// ctlMetricStep is one change made to both sides' clientsets, and some
+// of fairslice's values after it, worked out by hand.
+type ctlMetricStep struct {
+	name string
+	do   func(c *fake.Clientset) error
+	want map[string]float64
+}
+
+// runCtlMetricSteps makes each step's change on both sides, waits until
+// each side has synced since and fairslice's values include the step's
+// (its syncs, retries included, are among them), and requires the same
+// metrics on both sides.
+func runCtlMetricSteps(t *testing.T, up, ours *ctlSide, steps []ctlMetricStep) {
+	t.Helper()
+	for _, step := range steps {
+		before := []float64{syncCount(t, up.g), syncCount(t, ours.g)}
+		for _, s := range []*ctlSide{up, ours} {
+			if err := step.do(s.client); err != nil {
+				t.Fatalf("%s: %v", step.name, err)
+			}
+		}
+		waitForValues(t, step.name, metricsSubsystem, ours.g, step.want, func() bool {
+			return syncCount(t, up.g) > before[0] && syncCount(t, ours.g) > before[1]
+		})
+		requireSameMetrics(t, step.name, metricsSubsystem, up.g, ours.g)
+		// The next step starts once each side's informer holds the slices
+		// written, so that neither side's next sync finds its informer
+		// stale (a retry a second later, and a sync counted "stale").
+		for _, s := range []*ctlSide{up, ours} {
+			s.waitForSlices(t, step.name)
+		}
+	}
+}
+
 // TestControllerMetricsMatchUpstream runs upstream's EndpointSlice
 // controller and fairslice's, each on its own fake clientset, through the
 // same changes to a single-stack and a dual-stack Service and their pods,
@@ -196,18 +251,7 @@ func TestControllerMetricsMatchUpstream(t *testing.T) {
 		wantSlices   = "endpoint_slice_controller_desired_endpoint_slices{}"
 		successes    = "endpoint_slice_controller_syncs{result=success}"
 	)
-	create := func(obj any) func(c *fake.Clientset) error {
-		return func(c *fake.Clientset) error {
-			var err error
-			switch o := obj.(type) {
-			case *corev1.Pod:
-				_, err = c.CoreV1().Pods("ns").Create(ctx, o, metav1.CreateOptions{})
-			case *corev1.Service:
-				_, err = c.CoreV1().Services("ns").Create(ctx, o, metav1.CreateOptions{})
-			}
-			return err
-		}
-	}
+	create := createObject
 	version := 0
 	updatePod := func(p *corev1.Pod) func(c *fake.Clientset) error {
 		// A new resource version, as the API server gives (the fake does
@@ -222,11 +266,7 @@ func TestControllerMetricsMatchUpstream(t *testing.T) {
 	deleting := metricsService("two", corev1.IPv4Protocol, corev1.IPv6Protocol)
 	deleting.DeletionTimestamp = &metav1.Time{Time: time.Unix(1e9, 0)}
 	deleting.Finalizers = []string{"example.com/hold"}
-	steps := []struct {
-		name string
-		do   func(c *fake.Clientset) error
-		want map[string]float64 // some of fairslice's values after the step, by hand
-	}{
+	steps := []ctlMetricStep{
 		// No pods yet: a placeholder slice, counted as one slice.
 		{"single-stack", create(metricsService("one", corev1.IPv4Protocol)), map[string]float64{
 			successes: 1, addedCount: 1, addedSum: 0, changedCount: 1, changedSum: 1, creates: 1,
@@ -279,24 +319,7 @@ func TestControllerMetricsMatchUpstream(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, step := range steps {
-		before := []float64{syncCount(t, up.g), syncCount(t, ours.g)}
-		for _, s := range []*ctlSide{up, ours} {
-			if err := step.do(s.client); err != nil {
-				t.Fatalf("%s: %v", step.name, err)
-			}
-		}
-		waitForValues(t, step.name, metricsSubsystem, ours.g, step.want, func() bool {
-			return syncCount(t, up.g) > before[0] && syncCount(t, ours.g) > before[1]
-		})
-		requireSameMetrics(t, step.name, metricsSubsystem, up.g, ours.g)
-		// The next step starts once each side's informer holds the slices
-		// written, so that neither side's next sync finds its informer
-		// stale (a retry a second later, and a sync counted "stale").
-		for _, s := range []*ctlSide{up, ours} {
-			s.waitForSlices(t, step.name)
-		}
-	}
+	runCtlMetricSteps(t, up, ours, steps)
 	want := []string{
 		"endpoint_slice_controller_changes",
 		"endpoint_slice_controller_desired_endpoint_slices",
@@ -313,4 +336,76 @@ func TestControllerMetricsMatchUpstream(t *testing.T) {
 			t.Errorf("side %d's controller metrics (-want +got):\n%s", i, diff)
 		}
 	}
+}
+
+// failFirst makes the first create or update (verb) of a slice of the
+// named Service and address type fail with err; later ones go through.
+func failFirst(c *fake.Clientset, verb, service string, at discovery.AddressType, err error) {
+	var done atomic.Bool
+	c.PrependReactor(verb, "endpointslices", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		// A create or an update action: both carry the object.
+		s := a.(k8stesting.CreateAction).GetObject().(*discovery.EndpointSlice)
+		if s.Labels[discovery.LabelServiceName] != service || s.AddressType != at || done.Swap(true) {
+			return false, nil, nil
+		}
+		return true, nil, err
+	})
+}
+
+// TestControllerMetricsMatchUpstreamOnWriteFailures is
+// TestControllerMetricsMatchUpstream with failed writes: upstream
+// reconciles each address type on its own, so a write that fails ends
+// the writes of its address type only, and that type's slices-changed
+// observation, while the other address type is written and observed; a
+// create refused because the namespace is terminating does the same
+// without an error (the sync succeeds, and is not retried). A failed
+// sync is retried a second later, which the steps include.
+func TestControllerMetricsMatchUpstreamOnWriteFailures(t *testing.T) {
+	up, ours := startCtlSide(t, true), startCtlSide(t, false)
+	resetUpstreamControllerMetrics()
+	const (
+		addedCount   = "endpoint_slice_controller_endpoints_added_per_sync{}_count"
+		addedSum     = "endpoint_slice_controller_endpoints_added_per_sync{}_sum"
+		changedCount = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Disabled,traffic_distribution=}_count"
+		changedSum   = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Disabled,traffic_distribution=}_sum"
+		creates      = "endpoint_slice_controller_changes{operation=create}"
+		updates      = "endpoint_slice_controller_changes{operation=update}"
+		desired      = "endpoint_slice_controller_endpoints_desired{}"
+		numSlices    = "endpoint_slice_controller_num_endpoint_slices{}"
+		wantSlices   = "endpoint_slice_controller_desired_endpoint_slices{}"
+		successes    = "endpoint_slice_controller_syncs{result=success}"
+		failures     = "endpoint_slice_controller_syncs{result=error}"
+	)
+	terminating := apierrors.NewForbidden(discovery.Resource("endpointslices"), "", errors.New("namespace ns is being terminated"))
+	terminating.ErrStatus.Details.Causes = []metav1.StatusCause{{
+		Type: corev1.NamespaceTerminatingCause, Message: "namespace ns is being terminated", Field: "metadata.namespace"}}
+	for _, s := range []*ctlSide{up, ours} {
+		if _, err := s.client.CoreV1().Nodes().Create(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		failFirst(s.client, "create", "three", discovery.AddressTypeIPv4, apierrors.NewInternalError(errors.New("etcd is down")))
+		failFirst(s.client, "update", "three", discovery.AddressTypeIPv4, apierrors.NewInternalError(errors.New("etcd is down")))
+		failFirst(s.client, "create", "four", discovery.AddressTypeIPv4, terminating)
+	}
+	runCtlMetricSteps(t, up, ours, []ctlMetricStep{
+		// The IPv6 placeholder is created and counted; the IPv4 one on
+		// the retry, where IPv6 changes nothing.
+		{"dual-stack, IPv4 create fails once", createObject(metricsService("three", corev1.IPv4Protocol, corev1.IPv6Protocol)), map[string]float64{
+			failures: 1, successes: 1, addedCount: 4, changedCount: 3, changedSum: 2, creates: 2,
+			desired: 0, numSlices: 1, wantSlices: 1}},
+		// The IPv6 placeholder is updated with the pod and counted; the
+		// IPv4 one on the retry (its endpoint added again).
+		{"dual-stack pod, IPv4 update fails once", createObject(metricsPod("three-a", "three", true, "10.0.3.1", "fd00::3:1")), map[string]float64{
+			failures: 2, successes: 2, addedCount: 8, addedSum: 3, changedCount: 6, changedSum: 4, creates: 2, updates: 2,
+			desired: 1, numSlices: 1, wantSlices: 1}},
+		// No IPv4 slice, no error and no retry; the IPv6 placeholder is
+		// created and counted.
+		{"dual-stack, IPv4 create refused: namespace terminating", createObject(metricsService("four", corev1.IPv4Protocol, corev1.IPv6Protocol)), map[string]float64{
+			failures: 2, successes: 3, addedCount: 10, changedCount: 7, changedSum: 5, creates: 3,
+			desired: 1, numSlices: 2, wantSlices: 2}},
+		// The next sync creates the IPv4 slice.
+		{"pod of the Service without an IPv4 slice", createObject(metricsPod("four-a", "four", true, "10.0.4.1", "fd00::4:1")), map[string]float64{
+			failures: 2, successes: 4, addedCount: 12, addedSum: 5, changedCount: 9, changedSum: 7, creates: 4, updates: 3,
+			desired: 2, numSlices: 2, wantSlices: 2}},
+	})
 }

@@ -208,23 +208,26 @@ func (m *controllerMetrics) change(op string) {
 // planned records a sync that reached the reconciler as upstream's
 // reconciler does, which handles each address type of the Service on its
 // own: for each type, in the plan's order, the endpoints added and
-// removed and, if the writes succeeded, the slices changed (creates a
-// Service being deleted leaves out included, as upstream counts them;
-// deletes of slices of address types the Service no longer has not, as
-// upstream makes those outside the per-type reconciliation); and the
+// removed and, if written says that all of the type's writes were made
+// (upstream observes nothing for a type whose writes stopped at a failure
+// or at a create refused because the namespace is terminating), the
+// slices changed (creates a Service being deleted leaves out included, as
+// upstream counts them; deletes of slices of address types the Service no
+// longer has not, as upstream makes those outside the per-type
+// reconciliation); and the
 // type's efficiency figures, which replace the Service's previous ones,
 // so that a Service counts with its last address type. Upstream ranges
 // over a set of address types, in a random order; this order (IPv4
 // before IPv6) is one of its orders. The Service's valid
 // trafficDistribution ("" for none) is counted too.
-func (m *controllerMetrics) planned(nn types.NamespacedName, plan *slicer.Plan, written bool, topology, trafficDistribution string) {
+func (m *controllerMetrics) planned(nn types.NamespacedName, plan *slicer.Plan, written map[slicer.AddressType]bool, topology, trafficDistribution string) {
 	if m == nil {
 		return
 	}
 	for _, t := range plan.Types {
 		m.added.WithLabelValues().Observe(float64(t.Added))
 		m.removed.WithLabelValues().Observe(float64(t.Removed))
-		if written {
+		if written[t.AddressType] {
 			changed := 0
 			for _, list := range [][]slicer.Slice{plan.Creates, plan.Updates, plan.Deletes, plan.Dropped} {
 				changed += countType(list, t.AddressType)

@@ -17,6 +17,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
@@ -70,7 +71,12 @@ func startMirrorSide(t *testing.T, upstream bool) *mirrorSide {
 // lagSliceWatch delays the EndpointSlice watch events of the fake
 // clientset by lag, as an API server's watch lags behind its writes: the
 // fake delivers an event before the write returns, so a controller would
-// sometimes see its own write before recording it, and sync again.
+// sometimes see its own write before recording it, and sync again. The
+// objects delivered have no apiVersion and kind, as a typed client's
+// decoder leaves them (the fake's tracker fills them in on create, and
+// upstream's reconciler, which compares an existing placeholder slice
+// with a new one field by field, would otherwise rewrite a placeholder
+// on every sync).
 func lagSliceWatch(client *fake.Clientset, lag time.Duration) {
 	client.PrependWatchReactor("endpointslices", func(a k8stesting.Action) (bool, watch.Interface, error) {
 		w, err := client.Tracker().Watch(a.GetResource(), a.GetNamespace())
@@ -90,6 +96,10 @@ func lagSliceWatch(client *fake.Clientset, lag time.Duration) {
 						return
 					}
 					time.Sleep(lag)
+					if ev.Object != nil {
+						ev.Object = ev.Object.DeepCopyObject()
+						ev.Object.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+					}
 					select {
 					case ch <- ev:
 					case <-pw.StopChan():

@@ -97,14 +97,22 @@ func (w sliceWriter) count(op string) {
 }
 
 func (w sliceWriter) write(ctx context.Context, ns string, creates, updates, deletes []*discovery.EndpointSlice) error {
+	_, err := w.send(ctx, ns, creates, updates, deletes)
+	return err
+}
+
+// send is write that also reports whether every object was written:
+// false after a failure, and after a create refused because the
+// namespace is terminating (which is no error).
+func (w sliceWriter) send(ctx context.Context, ns string, creates, updates, deletes []*discovery.EndpointSlice) (bool, error) {
 	api := w.client.DiscoveryV1().EndpointSlices(ns)
 	for _, s := range creates {
 		created, err := api.Create(ctx, s, metav1.CreateOptions{})
 		if err != nil {
 			if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-				return nil
+				return false, nil
 			}
-			return fmt.Errorf("failed to create EndpointSlice for %s: %w", w.owner, err)
+			return false, fmt.Errorf("failed to create EndpointSlice for %s: %w", w.owner, err)
 		}
 		w.tracker.update(created)
 		w.count("create")
@@ -112,17 +120,17 @@ func (w sliceWriter) write(ctx context.Context, ns string, creates, updates, del
 	for _, s := range updates {
 		updated, err := api.Update(ctx, s, metav1.UpdateOptions{})
 		if err != nil {
-			return fmt.Errorf("failed to update %s EndpointSlice for %s: %w", s.Name, w.owner, err)
+			return false, fmt.Errorf("failed to update %s EndpointSlice for %s: %w", s.Name, w.owner, err)
 		}
 		w.tracker.update(updated)
 		w.count("update")
 	}
 	for _, s := range deletes {
 		if err := api.Delete(ctx, s.Name, metav1.DeleteOptions{}); err != nil {
-			return fmt.Errorf("failed to delete %s EndpointSlice for %s: %w", s.Name, w.owner, err)
+			return false, fmt.Errorf("failed to delete %s EndpointSlice for %s: %w", s.Name, w.owner, err)
 		}
 		w.tracker.expectDeletion(s)
 		w.count("delete")
 	}
-	return nil
+	return true, nil
 }
