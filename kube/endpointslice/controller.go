@@ -109,7 +109,12 @@ type ControllerOptions struct {
 	// deleted; TestControllerMetricsMatchUpstreamOnWriteFailures with
 	// failed creates and updates and creates refused because the
 	// namespace is terminating (after which, as upstream, no
-	// slices-changed observation is made for that address type only).
+	// slices-changed observation is made for that address type only);
+	// TestControllerMetricsMatchUpstreamTopology with Services using
+	// trafficDistribution PreferClose and Auto hints (the topology and
+	// traffic_distribution labels, and the Services per
+	// trafficDistribution, whose series stays at zero once its last
+	// Service stops using the value).
 	Registerer prometheus.Registerer
 	// EventRecorder records the controller's events; nil means a
 	// broadcaster to the API server through the client (as upstream),

@@ -409,3 +409,103 @@ func TestControllerMetricsMatchUpstreamOnWriteFailures(t *testing.T) {
 			desired: 2, numSlices: 2, wantSlices: 2}},
 	})
 }
+
+// TestControllerMetricsMatchUpstreamTopology is
+// TestControllerMetricsMatchUpstream for the metrics that depend on a
+// Service's routing preference: the topology and traffic_distribution
+// labels of endpointslices_changed_per_sync (topology Auto for the
+// service.kubernetes.io/topology-mode annotation, which takes precedence
+// over trafficDistribution) and services_count_by_traffic_distribution
+// (Services with a trafficDistribution in use, a series staying at zero
+// once its last Service has stopped using that value). The nodes are in
+// two zones, with allocatable CPU, so that Auto hints can be assigned.
+// Neither PreferClose nor the Auto annotation depends on a feature gate
+// in upstream's controller (it always has a topology cache).
+func TestControllerMetricsMatchUpstreamTopology(t *testing.T) {
+	up, ours := startCtlSide(t, true), startCtlSide(t, false)
+	resetUpstreamControllerMetrics()
+	const (
+		pcCount    = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Disabled,traffic_distribution=PreferClose}_count"
+		pcSum      = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Disabled,traffic_distribution=PreferClose}_sum"
+		autoCount  = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Auto,traffic_distribution=}_count"
+		autoSum    = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Auto,traffic_distribution=}_sum"
+		plainCount = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Disabled,traffic_distribution=}_count"
+		plainSum   = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Disabled,traffic_distribution=}_sum"
+		byTD       = "endpoint_slice_controller_services_count_by_traffic_distribution{traffic_distribution=PreferClose}"
+		creates    = "endpoint_slice_controller_changes{operation=create}"
+		updates    = "endpoint_slice_controller_changes{operation=update}"
+		successes  = "endpoint_slice_controller_syncs{result=success}"
+	)
+	preferClose := corev1.ServiceTrafficDistributionPreferClose
+	pc := metricsService("pc", corev1.IPv4Protocol)
+	pc.Spec.TrafficDistribution = &preferClose
+	auto := metricsService("auto", corev1.IPv4Protocol)
+	auto.Annotations = map[string]string{corev1.AnnotationTopologyMode: "Auto"}
+	onNode := func(p *corev1.Pod, node string) *corev1.Pod {
+		p.Spec.NodeName = node
+		return p
+	}
+	update := func(svc *corev1.Service, change func(*corev1.Service)) func(c *fake.Clientset) error {
+		svc = svc.DeepCopy()
+		change(svc)
+		return func(c *fake.Clientset) error {
+			_, err := c.CoreV1().Services("ns").Update(context.Background(), svc, metav1.UpdateOptions{})
+			return err
+		}
+	}
+	for _, s := range []*ctlSide{up, ours} {
+		for _, n := range []*corev1.Node{ctlNode("n1", "zone-a", "4"), ctlNode("n2", "zone-b", "4")} {
+			if _, err := s.client.CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	runCtlMetricSteps(t, up, ours, []ctlMetricStep{
+		{"PreferClose Service", createObject(pc), map[string]float64{
+			successes: 1, pcCount: 1, pcSum: 1, creates: 1, byTD: 1}},
+		{"pod of PreferClose Service", createObject(onNode(metricsPod("pc-a", "pc", true, "10.0.1.1"), "n1")), map[string]float64{
+			successes: 2, pcCount: 2, pcSum: 2, updates: 1, byTD: 1}},
+		{"Auto Service", createObject(auto), map[string]float64{
+			successes: 3, autoCount: 1, autoSum: 1, creates: 2, byTD: 1}},
+		{"pod of Auto Service in one zone", createObject(onNode(metricsPod("auto-a", "auto", true, "10.0.2.1"), "n1")), map[string]float64{
+			successes: 4, autoCount: 2, autoSum: 2, updates: 2}},
+		{"pod of Auto Service in the other zone", createObject(onNode(metricsPod("auto-b", "auto", true, "10.0.2.2"), "n2")), map[string]float64{
+			successes: 5, autoCount: 3, autoSum: 3, updates: 3}},
+	})
+	// Both sides gave the Auto Service's endpoints hints for their zones.
+	for i, s := range []*ctlSide{up, ours} {
+		got := map[string]string{}
+		slices, err := s.slices.List(labels.Set{discovery.LabelServiceName: "auto"}.AsSelector())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, es := range slices {
+			for _, e := range es.Endpoints {
+				if e.Hints != nil {
+					for _, z := range e.Hints.ForZones {
+						got[e.Addresses[0]] += z.Name
+					}
+				}
+			}
+		}
+		if diff := cmp.Diff(map[string]string{"10.0.2.1": "zone-a", "10.0.2.2": "zone-b"}, got); diff != "" {
+			t.Errorf("side %d: the Auto Service's hints (-want +got):\n%s", i, diff)
+		}
+	}
+	runCtlMetricSteps(t, up, ours, []ctlMetricStep{
+		// The annotation wins: still Auto, and not counted as PreferClose.
+		{"Auto Service with PreferClose", update(auto, func(s *corev1.Service) { s.Spec.TrafficDistribution = &preferClose }), map[string]float64{
+			successes: 6, autoCount: 4, autoSum: 3, byTD: 1}},
+		// Hints removed; no Service counts as PreferClose any more.
+		{"PreferClose Service without trafficDistribution", update(pc, func(s *corev1.Service) { s.Spec.TrafficDistribution = nil }), map[string]float64{
+			successes: 7, plainCount: 1, plainSum: 1, updates: 4, byTD: 0}},
+		// trafficDistribution takes over from the annotation.
+		{"Auto Service loses the annotation, keeps PreferClose", update(auto, func(s *corev1.Service) {
+			s.Annotations = nil
+			s.Spec.TrafficDistribution = &preferClose
+		}), map[string]float64{successes: 8, pcCount: 3, byTD: 1}},
+		{"Auto Service, now PreferClose, deleted", func(c *fake.Clientset) error {
+			return c.CoreV1().Services("ns").Delete(context.Background(), "auto", metav1.DeleteOptions{})
+		}, map[string]float64{successes: 9, byTD: 0}},
+	})
+}

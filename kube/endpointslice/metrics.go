@@ -60,8 +60,9 @@ func (s *metricSet) register(reg prometheus.Registerer) error {
 // efficiency keeps, per owner (a Service or an Endpoints object), its
 // endpoints, its slices and the slices a perfect packing would need, and
 // publishes the sums as the endpoints_desired, num_endpoint_slices and
-// desired_endpoint_slices gauges (and, when byTD is set, the owners per
-// trafficDistribution), as upstream's metrics caches do.
+// desired_endpoint_slices gauges (and, when byTrafficDistribution is
+// set, the owners per trafficDistribution, a value once used staying at
+// zero), as upstream's metrics caches do.
 type efficiency struct {
 	endpointsDesired, numSlices, desiredSlices *prometheus.GaugeVec
 	byTrafficDistribution                      *prometheus.GaugeVec // nil: not kept
@@ -69,7 +70,7 @@ type efficiency struct {
 	mu     sync.Mutex
 	cache  map[types.NamespacedName]serviceEfficiency
 	totals serviceEfficiency // sums over cache
-	byTD   map[string]int    // owners per trafficDistribution
+	byTD   map[string]int    // owners per trafficDistribution ever used
 }
 
 func newEfficiency(s *metricSet, help string) *efficiency {
@@ -117,9 +118,9 @@ func (e *efficiency) removeLocked(nn types.NamespacedName) bool {
 	e.totals.actual -= old.actual
 	e.totals.desired -= old.desired
 	if old.trafficDistribution != "" {
-		if e.byTD[old.trafficDistribution]--; e.byTD[old.trafficDistribution] == 0 {
-			delete(e.byTD, old.trafficDistribution)
-		}
+		// Kept at zero, not forgotten: upstream's series of a value
+		// stays once a Service has used it.
+		e.byTD[old.trafficDistribution]--
 	}
 	return true
 }
