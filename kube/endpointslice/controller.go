@@ -574,6 +574,22 @@ func (c *Controller) write(ctx context.Context, svc *corev1.Service, types []sli
 			errs = append(errs, err)
 		}
 	}
+	// A plan's creates and updates are all of the Service's address
+	// types, which types lists; should one not be, it is still sent.
+	untyped := func(list []*discovery.EndpointSlice) []*discovery.EndpointSlice {
+		var out []*discovery.EndpointSlice
+		for _, s := range list {
+			if _, ok := written[slicer.AddressType(s.AddressType)]; !ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	if c, u := untyped(creates), untyped(updates); len(c)+len(u) > 0 {
+		if _, err := w.send(ctx, svc.Namespace, c, u, nil); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return written, errors.Join(errs...)
 }
 

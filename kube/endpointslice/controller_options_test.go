@@ -11,10 +11,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/fairslice/fairslice/slicer"
 	"github.com/fairslice/fairslice/topology"
 )
 
@@ -311,5 +313,29 @@ func TestControllerHysteresis(t *testing.T) {
 		} else if cmp.Equal(kept, got) {
 			t.Errorf("hysteresis %v: hints kept after a pod went (%v); the case does not exercise hysteresis", tc.hysteresis, got)
 		}
+	}
+}
+
+// TestWriteSendsObjectsOfUnlistedTypes: write sends a plan's objects per
+// address type of the plan; objects of a type the plan does not list (no
+// plan gives such, but one built by hand could) are sent all the same,
+// and only the listed types count as written.
+func TestWriteSendsObjectsOfUnlistedTypes(t *testing.T) {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}}
+	old := &discovery.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-old"}, AddressType: discovery.AddressTypeIPv6}
+	upd := &discovery.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-upd"}, AddressType: discovery.AddressTypeIPv6}
+	f := newCtlFixture(t, ControllerOptions{}, old, upd)
+	create := &discovery.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", GenerateName: "web-"}, AddressType: discovery.AddressTypeIPv4}
+	create6 := &discovery.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", GenerateName: "web-"}, AddressType: discovery.AddressTypeIPv6}
+	written, err := f.c.write(context.Background(), svc, []slicer.TypeChurn{{AddressType: slicer.IPv4}},
+		[]*discovery.EndpointSlice{create, create6}, []*discovery.EndpointSlice{upd.DeepCopy()}, []*discovery.EndpointSlice{old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]int{"create": 2, "update": 1, "delete": 1}, f.writes()); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[slicer.AddressType]bool{slicer.IPv4: true}, written); diff != "" {
+		t.Errorf("written types (-want +got):\n%s", diff)
 	}
 }
