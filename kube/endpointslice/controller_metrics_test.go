@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	k8stesting "k8s.io/client-go/testing"
@@ -72,10 +70,7 @@ func (s *ctlSide) waitForSlices(t *testing.T, step string) {
 
 func startCtlSide(t *testing.T, upstream bool) *ctlSide {
 	t.Helper()
-	client := fake.NewClientset()
-	actAsAPIServer(client)
-	lagSliceWatch(client, 50*time.Millisecond)
-	factory := informers.NewSharedInformerFactory(client, 0)
+	client, factory := newSideClient()
 	ctx, cancel := context.WithCancel(context.Background())
 	pods, svcs, nodes, eps := factory.Core().V1().Pods(), factory.Core().V1().Services(), factory.Core().V1().Nodes(),
 		factory.Discovery().V1().EndpointSlices()
@@ -92,14 +87,7 @@ func startCtlSide(t *testing.T, upstream bool) *ctlSide {
 		}
 		run, side.g = c.Run, reg
 	}
-	factory.Start(ctx.Done())
-	var wg sync.WaitGroup
-	wg.Go(func() { run(ctx, 1) })
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-		factory.Shutdown()
-	})
+	runSide(t, ctx, cancel, factory, run)
 	return side
 }
 
@@ -217,6 +205,28 @@ func runCtlMetricSteps(t *testing.T, up, ours *ctlSide, steps []ctlMetricStep) {
 	}
 }
 
+// Series of the EndpointSlice controller's metrics, as the side-by-side
+// tests name them (family{labels}, _count and _sum for histograms).
+const (
+	mAddedCount   = "endpoint_slice_controller_endpoints_added_per_sync{}_count"
+	mAddedSum     = "endpoint_slice_controller_endpoints_added_per_sync{}_sum"
+	mRemovedSum   = "endpoint_slice_controller_endpoints_removed_per_sync{}_sum"
+	mChangedCount = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Disabled,traffic_distribution=}_count"
+	mChangedSum   = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Disabled,traffic_distribution=}_sum"
+	mCreates      = "endpoint_slice_controller_changes{operation=create}"
+	mUpdates      = "endpoint_slice_controller_changes{operation=update}"
+	mDesired      = "endpoint_slice_controller_endpoints_desired{}"
+	mNumSlices    = "endpoint_slice_controller_num_endpoint_slices{}"
+	mWantSlices   = "endpoint_slice_controller_desired_endpoint_slices{}"
+	mSuccesses    = "endpoint_slice_controller_syncs{result=success}"
+	mFailures     = "endpoint_slice_controller_syncs{result=error}"
+	mPcCount      = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Disabled,traffic_distribution=PreferClose}_count"
+	mPcSum        = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Disabled,traffic_distribution=PreferClose}_sum"
+	mAutoCount    = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Auto,traffic_distribution=}_count"
+	mAutoSum      = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Auto,traffic_distribution=}_sum"
+	mByTD         = "endpoint_slice_controller_services_count_by_traffic_distribution{traffic_distribution=PreferClose}"
+)
+
 // TestControllerMetricsMatchUpstream runs upstream's EndpointSlice
 // controller and fairslice's, each on its own fake clientset, through the
 // same changes to a single-stack and a dual-stack Service and their pods,
@@ -238,19 +248,6 @@ func TestControllerMetricsMatchUpstream(t *testing.T) {
 	up, ours := startCtlSide(t, true), startCtlSide(t, false)
 	resetUpstreamControllerMetrics()
 	ctx := context.Background()
-	const (
-		addedCount   = "endpoint_slice_controller_endpoints_added_per_sync{}_count"
-		addedSum     = "endpoint_slice_controller_endpoints_added_per_sync{}_sum"
-		removedSum   = "endpoint_slice_controller_endpoints_removed_per_sync{}_sum"
-		changedCount = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Disabled,traffic_distribution=}_count"
-		changedSum   = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Disabled,traffic_distribution=}_sum"
-		creates      = "endpoint_slice_controller_changes{operation=create}"
-		updates      = "endpoint_slice_controller_changes{operation=update}"
-		desired      = "endpoint_slice_controller_endpoints_desired{}"
-		numSlices    = "endpoint_slice_controller_num_endpoint_slices{}"
-		wantSlices   = "endpoint_slice_controller_desired_endpoint_slices{}"
-		successes    = "endpoint_slice_controller_syncs{result=success}"
-	)
 	create := createObject
 	version := 0
 	updatePod := func(p *corev1.Pod) func(c *fake.Clientset) error {
@@ -269,50 +266,50 @@ func TestControllerMetricsMatchUpstream(t *testing.T) {
 	steps := []ctlMetricStep{
 		// No pods yet: a placeholder slice, counted as one slice.
 		{"single-stack", create(metricsService("one", corev1.IPv4Protocol)), map[string]float64{
-			successes: 1, addedCount: 1, addedSum: 0, changedCount: 1, changedSum: 1, creates: 1,
-			desired: 0, numSlices: 1, wantSlices: 1}},
+			mSuccesses: 1, mAddedCount: 1, mAddedSum: 0, mChangedCount: 1, mChangedSum: 1, mCreates: 1,
+			mDesired: 0, mNumSlices: 1, mWantSlices: 1}},
 		// The placeholder is reused.
 		{"single-stack pod", create(metricsPod("one-a", "one", true, "10.0.1.1")), map[string]float64{
-			successes: 2, addedCount: 2, addedSum: 1, changedSum: 2, creates: 1, updates: 1, desired: 1, numSlices: 1}},
+			mSuccesses: 2, mAddedCount: 2, mAddedSum: 1, mChangedSum: 2, mCreates: 1, mUpdates: 1, mDesired: 1, mNumSlices: 1}},
 		{"single-stack second pod", create(metricsPod("one-b", "one", true, "10.0.1.2")), map[string]float64{
-			successes: 3, addedCount: 3, addedSum: 2, changedSum: 3, updates: 2, desired: 2, numSlices: 1, wantSlices: 1}},
+			mSuccesses: 3, mAddedCount: 3, mAddedSum: 2, mChangedSum: 3, mUpdates: 2, mDesired: 2, mNumSlices: 1, mWantSlices: 1}},
 		// From here, observed once per address type, and the gauges count
 		// one address type of the dual-stack Service.
 		{"dual-stack", create(metricsService("two", corev1.IPv4Protocol, corev1.IPv6Protocol)), map[string]float64{
-			successes: 4, addedCount: 5, addedSum: 2, changedCount: 5, changedSum: 5, creates: 3,
-			desired: 2, numSlices: 2, wantSlices: 2}},
+			mSuccesses: 4, mAddedCount: 5, mAddedSum: 2, mChangedCount: 5, mChangedSum: 5, mCreates: 3,
+			mDesired: 2, mNumSlices: 2, mWantSlices: 2}},
 		{"dual-stack pod", create(metricsPod("two-a", "two", true, "10.0.2.1", "fd00::2:1")), map[string]float64{
-			successes: 5, addedCount: 7, addedSum: 4, changedSum: 7, updates: 4, desired: 3, numSlices: 2}},
+			mSuccesses: 5, mAddedCount: 7, mAddedSum: 4, mChangedSum: 7, mUpdates: 4, mDesired: 3, mNumSlices: 2}},
 		{"dual-stack second pod", create(metricsPod("two-b", "two", true, "10.0.2.2", "fd00::2:2")), map[string]float64{
-			successes: 6, addedCount: 9, addedSum: 6, changedSum: 9, updates: 6, desired: 4, numSlices: 2, wantSlices: 2}},
+			mSuccesses: 6, mAddedCount: 9, mAddedSum: 6, mChangedSum: 9, mUpdates: 6, mDesired: 4, mNumSlices: 2, mWantSlices: 2}},
 		{"dual-stack pod not ready", updatePod(metricsPod("two-a", "two", false, "10.0.2.1", "fd00::2:1")), map[string]float64{
-			successes: 7, addedCount: 11, addedSum: 6, changedSum: 11, updates: 8, desired: 4}},
+			mSuccesses: 7, mAddedCount: 11, mAddedSum: 6, mChangedSum: 11, mUpdates: 8, mDesired: 4}},
 		{"dual-stack pod ready", updatePod(metricsPod("two-a", "two", true, "10.0.2.1", "fd00::2:1")), map[string]float64{
-			successes: 8, addedCount: 13, changedSum: 13, updates: 10, desired: 4}},
+			mSuccesses: 8, mAddedCount: 13, mChangedSum: 13, mUpdates: 10, mDesired: 4}},
 		{"single-stack pod not ready", updatePod(metricsPod("one-b", "one", false, "10.0.1.2")), map[string]float64{
-			successes: 9, addedCount: 14, changedSum: 14, updates: 11, desired: 4}},
+			mSuccesses: 9, mAddedCount: 14, mChangedSum: 14, mUpdates: 11, mDesired: 4}},
 		{"dual-stack pod deleted", func(c *fake.Clientset) error {
 			return c.CoreV1().Pods("ns").Delete(ctx, "two-b", metav1.DeleteOptions{})
-		}, map[string]float64{successes: 10, addedCount: 16, removedSum: 2, changedSum: 16, updates: 13, desired: 3, numSlices: 2}},
+		}, map[string]float64{mSuccesses: 10, mAddedCount: 16, mRemovedSum: 2, mChangedSum: 16, mUpdates: 13, mDesired: 3, mNumSlices: 2}},
 		// A Service being deleted: upstream creates no slice for it, but
 		// counts the slices it would create as changed and as existing.
 		{"dual-stack service deleting", func(c *fake.Clientset) error {
 			_, err := c.CoreV1().Services("ns").Update(ctx, deleting, metav1.UpdateOptions{})
 			return err
-		}, map[string]float64{successes: 11, addedCount: 18, changedSum: 16, desired: 3}},
+		}, map[string]float64{mSuccesses: 11, mAddedCount: 18, mChangedSum: 16, mDesired: 3}},
 		{"pod of deleting service", create(metricsPod("two-c", "two", true, "10.0.2.3", "fd00::2:3")), map[string]float64{
-			successes: 12, addedCount: 20, addedSum: 8, changedSum: 18, updates: 15, desired: 4, numSlices: 2}},
+			mSuccesses: 12, mAddedCount: 20, mAddedSum: 8, mChangedSum: 18, mUpdates: 15, mDesired: 4, mNumSlices: 2}},
 		{"pod of deleting service filling its slice", create(metricsPod("two-d", "two", true, "10.0.2.4", "fd00::2:4")), map[string]float64{
-			successes: 13, addedCount: 22, addedSum: 10, changedSum: 20, creates: 3, updates: 17, desired: 5, numSlices: 2, wantSlices: 2}},
+			mSuccesses: 13, mAddedCount: 22, mAddedSum: 10, mChangedSum: 20, mCreates: 3, mUpdates: 17, mDesired: 5, mNumSlices: 2, mWantSlices: 2}},
 		// A slice each address type would create, but does not.
 		{"pod of deleting service beyond its slice", create(metricsPod("two-e", "two", true, "10.0.2.5", "fd00::2:5")), map[string]float64{
-			successes: 14, addedCount: 24, addedSum: 12, changedSum: 22, creates: 3, updates: 17, desired: 6, numSlices: 3, wantSlices: 3}},
+			mSuccesses: 14, mAddedCount: 24, mAddedSum: 12, mChangedSum: 22, mCreates: 3, mUpdates: 17, mDesired: 6, mNumSlices: 3, mWantSlices: 3}},
 		{"dual-stack service deleted", func(c *fake.Clientset) error {
 			return c.CoreV1().Services("ns").Delete(ctx, "two", metav1.DeleteOptions{})
-		}, map[string]float64{successes: 15, addedCount: 24, desired: 2, numSlices: 1, wantSlices: 1}},
+		}, map[string]float64{mSuccesses: 15, mAddedCount: 24, mDesired: 2, mNumSlices: 1, mWantSlices: 1}},
 		{"single-stack service deleted", func(c *fake.Clientset) error {
 			return c.CoreV1().Services("ns").Delete(ctx, "one", metav1.DeleteOptions{})
-		}, map[string]float64{successes: 16, desired: 0, numSlices: 0, wantSlices: 0}},
+		}, map[string]float64{mSuccesses: 16, mDesired: 0, mNumSlices: 0, mWantSlices: 0}},
 	}
 	for _, s := range []*ctlSide{up, ours} {
 		if _, err := s.client.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, metav1.CreateOptions{}); err != nil {
@@ -363,19 +360,6 @@ func failFirst(c *fake.Clientset, verb, service string, at discovery.AddressType
 func TestControllerMetricsMatchUpstreamOnWriteFailures(t *testing.T) {
 	up, ours := startCtlSide(t, true), startCtlSide(t, false)
 	resetUpstreamControllerMetrics()
-	const (
-		addedCount   = "endpoint_slice_controller_endpoints_added_per_sync{}_count"
-		addedSum     = "endpoint_slice_controller_endpoints_added_per_sync{}_sum"
-		changedCount = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Disabled,traffic_distribution=}_count"
-		changedSum   = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Disabled,traffic_distribution=}_sum"
-		creates      = "endpoint_slice_controller_changes{operation=create}"
-		updates      = "endpoint_slice_controller_changes{operation=update}"
-		desired      = "endpoint_slice_controller_endpoints_desired{}"
-		numSlices    = "endpoint_slice_controller_num_endpoint_slices{}"
-		wantSlices   = "endpoint_slice_controller_desired_endpoint_slices{}"
-		successes    = "endpoint_slice_controller_syncs{result=success}"
-		failures     = "endpoint_slice_controller_syncs{result=error}"
-	)
 	terminating := apierrors.NewForbidden(discovery.Resource("endpointslices"), "", errors.New("namespace ns is being terminated"))
 	terminating.ErrStatus.Details.Causes = []metav1.StatusCause{{
 		Type: corev1.NamespaceTerminatingCause, Message: "namespace ns is being terminated", Field: "metadata.namespace"}}
@@ -391,22 +375,22 @@ func TestControllerMetricsMatchUpstreamOnWriteFailures(t *testing.T) {
 		// The IPv6 placeholder is created and counted; the IPv4 one on
 		// the retry, where IPv6 changes nothing.
 		{"dual-stack, IPv4 create fails once", createObject(metricsService("three", corev1.IPv4Protocol, corev1.IPv6Protocol)), map[string]float64{
-			failures: 1, successes: 1, addedCount: 4, changedCount: 3, changedSum: 2, creates: 2,
-			desired: 0, numSlices: 1, wantSlices: 1}},
+			mFailures: 1, mSuccesses: 1, mAddedCount: 4, mChangedCount: 3, mChangedSum: 2, mCreates: 2,
+			mDesired: 0, mNumSlices: 1, mWantSlices: 1}},
 		// The IPv6 placeholder is updated with the pod and counted; the
 		// IPv4 one on the retry (its endpoint added again).
 		{"dual-stack pod, IPv4 update fails once", createObject(metricsPod("three-a", "three", true, "10.0.3.1", "fd00::3:1")), map[string]float64{
-			failures: 2, successes: 2, addedCount: 8, addedSum: 3, changedCount: 6, changedSum: 4, creates: 2, updates: 2,
-			desired: 1, numSlices: 1, wantSlices: 1}},
+			mFailures: 2, mSuccesses: 2, mAddedCount: 8, mAddedSum: 3, mChangedCount: 6, mChangedSum: 4, mCreates: 2, mUpdates: 2,
+			mDesired: 1, mNumSlices: 1, mWantSlices: 1}},
 		// No IPv4 slice, no error and no retry; the IPv6 placeholder is
 		// created and counted.
 		{"dual-stack, IPv4 create refused: namespace terminating", createObject(metricsService("four", corev1.IPv4Protocol, corev1.IPv6Protocol)), map[string]float64{
-			failures: 2, successes: 3, addedCount: 10, changedCount: 7, changedSum: 5, creates: 3,
-			desired: 1, numSlices: 2, wantSlices: 2}},
+			mFailures: 2, mSuccesses: 3, mAddedCount: 10, mChangedCount: 7, mChangedSum: 5, mCreates: 3,
+			mDesired: 1, mNumSlices: 2, mWantSlices: 2}},
 		// The next sync creates the IPv4 slice.
 		{"pod of the Service without an IPv4 slice", createObject(metricsPod("four-a", "four", true, "10.0.4.1", "fd00::4:1")), map[string]float64{
-			failures: 2, successes: 4, addedCount: 12, addedSum: 5, changedCount: 9, changedSum: 7, creates: 4, updates: 3,
-			desired: 2, numSlices: 2, wantSlices: 2}},
+			mFailures: 2, mSuccesses: 4, mAddedCount: 12, mAddedSum: 5, mChangedCount: 9, mChangedSum: 7, mCreates: 4, mUpdates: 3,
+			mDesired: 2, mNumSlices: 2, mWantSlices: 2}},
 	})
 }
 
@@ -424,18 +408,6 @@ func TestControllerMetricsMatchUpstreamOnWriteFailures(t *testing.T) {
 func TestControllerMetricsMatchUpstreamTopology(t *testing.T) {
 	up, ours := startCtlSide(t, true), startCtlSide(t, false)
 	resetUpstreamControllerMetrics()
-	const (
-		pcCount    = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Disabled,traffic_distribution=PreferClose}_count"
-		pcSum      = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Disabled,traffic_distribution=PreferClose}_sum"
-		autoCount  = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Auto,traffic_distribution=}_count"
-		autoSum    = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Auto,traffic_distribution=}_sum"
-		plainCount = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Disabled,traffic_distribution=}_count"
-		plainSum   = "endpoint_slice_controller_endpointslices_changed_per_sync{topology=Disabled,traffic_distribution=}_sum"
-		byTD       = "endpoint_slice_controller_services_count_by_traffic_distribution{traffic_distribution=PreferClose}"
-		creates    = "endpoint_slice_controller_changes{operation=create}"
-		updates    = "endpoint_slice_controller_changes{operation=update}"
-		successes  = "endpoint_slice_controller_syncs{result=success}"
-	)
 	preferClose := corev1.ServiceTrafficDistributionPreferClose
 	pc := metricsService("pc", corev1.IPv4Protocol)
 	pc.Spec.TrafficDistribution = &preferClose
@@ -462,15 +434,15 @@ func TestControllerMetricsMatchUpstreamTopology(t *testing.T) {
 	}
 	runCtlMetricSteps(t, up, ours, []ctlMetricStep{
 		{"PreferClose Service", createObject(pc), map[string]float64{
-			successes: 1, pcCount: 1, pcSum: 1, creates: 1, byTD: 1}},
+			mSuccesses: 1, mPcCount: 1, mPcSum: 1, mCreates: 1, mByTD: 1}},
 		{"pod of PreferClose Service", createObject(onNode(metricsPod("pc-a", "pc", true, "10.0.1.1"), "n1")), map[string]float64{
-			successes: 2, pcCount: 2, pcSum: 2, updates: 1, byTD: 1}},
+			mSuccesses: 2, mPcCount: 2, mPcSum: 2, mUpdates: 1, mByTD: 1}},
 		{"Auto Service", createObject(auto), map[string]float64{
-			successes: 3, autoCount: 1, autoSum: 1, creates: 2, byTD: 1}},
+			mSuccesses: 3, mAutoCount: 1, mAutoSum: 1, mCreates: 2, mByTD: 1}},
 		{"pod of Auto Service in one zone", createObject(onNode(metricsPod("auto-a", "auto", true, "10.0.2.1"), "n1")), map[string]float64{
-			successes: 4, autoCount: 2, autoSum: 2, updates: 2}},
+			mSuccesses: 4, mAutoCount: 2, mAutoSum: 2, mUpdates: 2}},
 		{"pod of Auto Service in the other zone", createObject(onNode(metricsPod("auto-b", "auto", true, "10.0.2.2"), "n2")), map[string]float64{
-			successes: 5, autoCount: 3, autoSum: 3, updates: 3}},
+			mSuccesses: 5, mAutoCount: 3, mAutoSum: 3, mUpdates: 3}},
 	})
 	// Both sides gave the Auto Service's endpoints hints for their zones.
 	for i, s := range []*ctlSide{up, ours} {
@@ -495,17 +467,17 @@ func TestControllerMetricsMatchUpstreamTopology(t *testing.T) {
 	runCtlMetricSteps(t, up, ours, []ctlMetricStep{
 		// The annotation wins: still Auto, and not counted as PreferClose.
 		{"Auto Service with PreferClose", update(auto, func(s *corev1.Service) { s.Spec.TrafficDistribution = &preferClose }), map[string]float64{
-			successes: 6, autoCount: 4, autoSum: 3, byTD: 1}},
+			mSuccesses: 6, mAutoCount: 4, mAutoSum: 3, mByTD: 1}},
 		// Hints removed; no Service counts as PreferClose any more.
 		{"PreferClose Service without trafficDistribution", update(pc, func(s *corev1.Service) { s.Spec.TrafficDistribution = nil }), map[string]float64{
-			successes: 7, plainCount: 1, plainSum: 1, updates: 4, byTD: 0}},
+			mSuccesses: 7, mChangedCount: 1, mChangedSum: 1, mUpdates: 4, mByTD: 0}},
 		// trafficDistribution takes over from the annotation.
 		{"Auto Service loses the annotation, keeps PreferClose", update(auto, func(s *corev1.Service) {
 			s.Annotations = nil
 			s.Spec.TrafficDistribution = &preferClose
-		}), map[string]float64{successes: 8, pcCount: 3, byTD: 1}},
+		}), map[string]float64{mSuccesses: 8, mPcCount: 3, mByTD: 1}},
 		{"Auto Service, now PreferClose, deleted", func(c *fake.Clientset) error {
 			return c.CoreV1().Services("ns").Delete(context.Background(), "auto", metav1.DeleteOptions{})
-		}, map[string]float64{successes: 9, byTD: 0}},
+		}, map[string]float64{mSuccesses: 9, mByTD: 0}},
 	})
 }

@@ -38,10 +38,7 @@ type mirrorSide struct {
 
 func startMirrorSide(t *testing.T, upstream bool) *mirrorSide {
 	t.Helper()
-	client := fake.NewClientset()
-	actAsAPIServer(client)
-	lagSliceWatch(client, 50*time.Millisecond)
-	factory := informers.NewSharedInformerFactory(client, 0)
+	client, factory := newSideClient()
 	ctx, cancel := context.WithCancel(context.Background())
 	eps, slices, svcs := factory.Core().V1().Endpoints(), factory.Discovery().V1().EndpointSlices(), factory.Core().V1().Services()
 	side := &mirrorSide{client: client}
@@ -57,6 +54,24 @@ func startMirrorSide(t *testing.T, upstream bool) *mirrorSide {
 		}
 		run, side.g = c.Run, reg
 	}
+	runSide(t, ctx, cancel, factory, run)
+	return side
+}
+
+// newSideClient returns the fake API server of one side of a
+// side-by-side test (see actAsAPIServer and lagSliceWatch) and an informer
+// factory on it.
+func newSideClient() (*fake.Clientset, informers.SharedInformerFactory) {
+	client := fake.NewClientset()
+	actAsAPIServer(client)
+	lagSliceWatch(client, 50*time.Millisecond)
+	return client, informers.NewSharedInformerFactory(client, 0)
+}
+
+// runSide starts factory's informers and run with one worker, until the
+// test ends: then it cancels ctx and waits for both to stop.
+func runSide(t *testing.T, ctx context.Context, cancel context.CancelFunc, factory informers.SharedInformerFactory, run func(context.Context, int)) {
+	t.Helper()
 	factory.Start(ctx.Done())
 	var wg sync.WaitGroup
 	wg.Go(func() { run(ctx, 1) })
@@ -65,7 +80,6 @@ func startMirrorSide(t *testing.T, upstream bool) *mirrorSide {
 		wg.Wait()
 		factory.Shutdown()
 	})
-	return side
 }
 
 // lagSliceWatch delays the EndpointSlice watch events of the fake
