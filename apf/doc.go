@@ -50,7 +50,7 @@
 // X-Kubernetes-PF-PriorityLevel-UID. The wait limit is upstream's: a
 // quarter of the time to the request's deadline, at most a minute, 15 s
 // without a deadline. The debug handlers write upstream's three text
-// formats. kube/compare/apf checks, against upstream's controller on a
+// formats. kube/verify/compare/apf checks, against upstream's controller on a
 // fake clock, that the same requests get the same FlowSchema, priority
 // level, distinguisher, queue, dispatch order and rejection reasons and
 // the same debug dumps.
@@ -71,7 +71,7 @@
 //     a configuration lacks before resolving references (in a cluster the
 //     API server has created them), so a FlowSchema naming the exempt
 //     level works without the level. Options.Lenient restores the
-//     controller-alone behaviour; kube/compare/apf uses it, so that both
+//     controller-alone behaviour; kube/verify/compare/apf uses it, so that both
 //     sides see the same objects.
 //   - Refusals after Shutdown begins, or after Close, are upstream's
 //     shutting-down answer (429, Retry-After 5) with the PF headers.

@@ -6,12 +6,12 @@ import (
 )
 
 // TestEpochThresholdMatchesUpstream replays the arrivals of
-// kube/compare/fairqueue/testdata/epoch-threshold.json through the core and
+// kube/verify/compare/fairqueue/testdata/epoch-threshold.json through the core and
 // checks R and the queue's next dispatch R against the values upstream's
 // QueueSet (k8s.io/apiserver v0.37.2) produced for the same events, read
-// through kube/internal/upstreamqs (the kube module's differential test
+// through kube/internal/upstream/upstreamqs (the kube module's differential test
 // compares them after every event: go test -run
-// TestDifferentialTestdata/epoch-threshold ./compare/fairqueue/ in kube/).
+// TestDifferentialTestdata/epoch-threshold ./verify/compare/fairqueue/ in kube/).
 // R passes the epoch threshold by 2 units at "crossing", so a changed
 // threshold, or a changed decrement, fails here without the kube module.
 // The queue's next dispatch R, below the decrement, wraps around at the

@@ -546,7 +546,7 @@ func TestStaleQueueRemovalAsUpstream(t *testing.T) {
 	}
 }
 
-// The minimal trace of kube/compare/fairqueue/testdata/
+// The minimal trace of kube/verify/compare/fairqueue/testdata/
 // upstream-panic-stale-queue-removal.json: L lingers in the queue it shares
 // with M, W waits in another queue, and the queues are cut to one. M's
 // finish removes L's queue, which shifts W's queue to L's old index, so L's

@@ -1,7 +1,7 @@
 // Golden vectors recorded from upstream Kubernetes' dealer.
 // Regenerate testdata/upstream_hands.json with:
 //
-//	cd kube && go run ./cmd/shufflegolden
+//	cd kube/verify && go run ./verify/cmd/shufflegolden
 
 package shufflesharding
 
@@ -14,7 +14,7 @@ import (
 	"testing"
 )
 
-// goldenFile mirrors the schema written by kube/cmd/shufflegolden.
+// goldenFile mirrors the schema written by kube/verify/cmd/shufflegolden.
 type goldenFile struct {
 	Upstream    string `json:"upstream"`
 	MaxHashBits int    `json:"maxHashBits"`

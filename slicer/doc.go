@@ -52,7 +52,7 @@
 // reconcileByPortMapping and finalize, without the API calls, metrics,
 // events and tracker. Plans have the same numbers of creates, updates and
 // deletes as the API calls upstream issues, and the same multiset of final
-// slice lengths, for every input; the kube/compare/slicer differential
+// slice lengths, for every input; the kube/verify/compare/slicer differential
 // test checks this on random scenarios against upstream's Reconciler with
 // a fake clientset. Turning pods into endpoints lives in the kube/ module
 // (package endpointslice there); PodConditions and AddressTypesFor give

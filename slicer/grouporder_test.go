@@ -39,7 +39,7 @@ func writtenOf(list []Slice) []written {
 // the slices it keeps must be ones upstream can keep. Before, port sets
 // went in sorted order: here that recycled the port sets 9002 and 9001,
 // which are never the last two of a rotation of 9002, none, 9001, 9000
-// (found by kube/compare/slicer's TestDifferential, seed
+// (found by kube/verify/compare/slicer's TestDifferential, seed
 // 1796196019237314793, scenario 602).
 func TestGroupsInOrderOfFirstAppearance(t *testing.T) {
 	port := func(n int32) []Port { return []Port{{Name: "p0", Port: n, Protocol: "TCP"}} }

@@ -45,7 +45,7 @@
 //
 // With default Options, AddHints gives upstream's events, hints per zone,
 // slices created, updated and left unchanged, and endpoints moved to
-// another zone; kube/compare/topology checks this against upstream's
+// another zone; kube/verify/compare/topology checks this against upstream's
 // TopologyCache on random clusters, and upstream's topology tests are
 // reproduced here. Reproduced quirks: the allocation uses upstream's
 // float64 expression (ceil(desired × (1/1.2)), which is one too high for

@@ -22,7 +22,7 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	fmt.Fprintln(w, "\nPictures of these results: README.md, section Pictures (docs/img/*.svg); draw your own with\n`fairslice simulate|propagation|hints|odds --svg FILE` (go run ./cmd/fairslice in kube/).")
+	fmt.Fprintln(w, "\nPictures of these results: README.md, section Pictures (docs/img/*.svg); draw your own with\n`fairslice simulate|propagation|hints|odds --svg FILE` (go run ./tools/cmd/fairslice in kube/).")
 }
 
 // sections lists the tour in order; each package adds one.

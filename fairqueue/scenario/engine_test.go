@@ -9,7 +9,7 @@ import (
 
 // TestEngineGolden replays testdata/*.json through fairqueue and compares
 // with testdata/*.golden. The golden files were produced by upstream's
-// QueueSet (kube/cmd/fairslice: fairslice simulate --upstream) and checked
+// QueueSet (kube/tools/cmd/fairslice: fairslice simulate --upstream) and checked
 // by hand, except stale-queue-removal.golden: upstream panics on that
 // scenario, and fairqueue leaves W waiting in the queue that upstream's
 // stale-index removal detached.

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/workqueue"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/fairslice/fairslice/kube/internal/fixture"
 )
 
 // coalesceFixture is a synced Service of three ready pods on a
@@ -27,12 +29,12 @@ type coalesceFixture struct {
 }
 
 func newCoalesceFixture(t *testing.T, coalesce time.Duration) *coalesceFixture {
-	objs := []runtime.Object{ctlService("web"), ctlNode("n1", "zone-a", "4")}
+	objs := []runtime.Object{fixture.Service("web"), fixture.Node("n1", "zone-a", "4")}
 	for i := range 3 {
-		objs = append(objs, ctlPod("web", i, true, "n1"))
+		objs = append(objs, fixture.Pod("web", i, true, "n1"))
 	}
 	f := &coalesceFixture{ctlFixture: newCtlFixture(t, ControllerOptions{CoalesceWrites: coalesce}, objs...),
-		clock: clocktesting.NewFakeClock(created.Time), pods: map[int]*corev1.Pod{}, version: 1}
+		clock: clocktesting.NewFakeClock(fixture.Created.Time), pods: map[int]*corev1.Pod{}, version: 1}
 	f.c.queue.ShutDown()
 	f.c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "coalesce_test", Clock: f.clock})
@@ -50,9 +52,9 @@ func (f *coalesceFixture) flip(i int) {
 	f.version++
 	old := f.pods[i]
 	if old == nil {
-		old = ctlPod("web", i, true, "n1")
+		old = fixture.Pod("web", i, true, "n1")
 	}
-	cur := ctlPod("web", i, old.Status.Conditions[0].Status != corev1.ConditionTrue, "n1")
+	cur := fixture.Pod("web", i, old.Status.Conditions[0].Status != corev1.ConditionTrue, "n1")
 	cur.ResourceVersion = fmt.Sprint(f.version)
 	cur.Status.Conditions[0].LastTransitionTime.Time = f.clock.Now()
 	f.pods[i] = cur
@@ -69,9 +71,9 @@ func (f *coalesceFixture) sync() int {
 		f.c.queue.Done(key)
 	}
 	f.client.ClearActions()
-	err := f.c.syncService(context.Background(), "ns/web")
+	err := f.c.SyncService(context.Background(), "ns/web")
 	if err != nil {
-		f.t.Fatalf("syncService = %v", err)
+		f.t.Fatalf("SyncService = %v", err)
 	}
 	f.c.handleErr(context.Background(), "ns/web", err) // as the worker does: the metrics
 	n := total(f.writes())

@@ -341,7 +341,7 @@ func (c *Controller) serviceWorker(ctx context.Context) {
 		if quit {
 			return
 		}
-		err := c.syncService(ctx, key)
+		err := c.SyncService(ctx, key)
 		c.handleErr(ctx, key, err)
 		c.queue.Done(key)
 	}
@@ -364,8 +364,16 @@ func (c *Controller) handleErr(ctx context.Context, key string, err error) {
 	utilruntime.HandleErrorWithContext(ctx, err, "Dropping service out of the queue", "key", key)
 }
 
-// syncService brings the slices of the Service with this key in line.
-func (c *Controller) syncService(ctx context.Context, key string) error {
+// SyncService brings the EndpointSlices of the Service with this key
+// ("namespace/name") in line with what the informers' caches hold, once,
+// as a worker does for a queued key, and returns that sync's error: an
+// error wrapping ErrStaleInformer when the slice informer has not yet seen
+// this controller's own writes. Run's workers call it for every key they
+// take from the queue (and retry failures); a test or tool that fills the
+// informers' stores itself may call it directly, with no workers running,
+// for syncs at points it chooses. It must not run concurrently with
+// another sync of the same key.
+func (c *Controller) SyncService(ctx context.Context, key string) error {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/fairslice/fairslice/kube/internal/fixture"
 	"github.com/fairslice/fairslice/slicer"
 	"github.com/fairslice/fairslice/topology"
 )
@@ -38,8 +39,8 @@ func (f *ctlFixture) secondController(opts ControllerOptions) *Controller {
 // sync runs c's sync of key, then makes the informer show the result.
 func (f *ctlFixture) sync(c *Controller, key string) {
 	f.t.Helper()
-	if err := c.syncService(context.Background(), key); err != nil {
-		f.t.Fatalf("syncService(%q) = %v, want nil", key, err)
+	if err := c.SyncService(context.Background(), key); err != nil {
+		f.t.Fatalf("SyncService(%q) = %v, want nil", key, err)
 	}
 	f.syncSlicesToStore()
 }
@@ -115,9 +116,9 @@ func endpointsByManager(ss []discovery.EndpointSlice) map[string][]string {
 // the other's slice is there.
 func TestControllersWithDifferentNamesLeaveEachOtherAlone(t *testing.T) {
 	const other = "fairslice-b.example"
-	objs := []runtime.Object{ctlService("web"), ctlNode("n1", "zone-a", "4")}
+	objs := []runtime.Object{fixture.Service("web"), fixture.Node("n1", "zone-a", "4")}
 	for i := range 3 {
-		objs = append(objs, ctlPod("web", i, i != 2, "n1"))
+		objs = append(objs, fixture.Pod("web", i, i != 2, "n1"))
 	}
 	f := newCtlFixture(t, ControllerOptions{}, objs...)
 	a := f.c
@@ -180,9 +181,9 @@ func TestControllerCompact(t *testing.T) {
 		{true, outcome{map[string]int{"update": 2, "delete": 1}, []int{8, 4}, 12}},
 	} {
 		t.Run(fmt.Sprintf("compact=%v", tc.compact), func(t *testing.T) {
-			objs := []runtime.Object{ctlService("web"), ctlNode("n1", "zone-a", "4")}
+			objs := []runtime.Object{fixture.Service("web"), fixture.Node("n1", "zone-a", "4")}
 			for i := range 30 {
-				objs = append(objs, ctlPod("web", i, true, "n1"))
+				objs = append(objs, fixture.Pod("web", i, true, "n1"))
 			}
 			f := newCtlFixture(t, ControllerOptions{MaxEndpointsPerSlice: 10, Compact: tc.compact}, objs...)
 			f.sync(f.c, "ns/web")
@@ -215,12 +216,12 @@ func TestControllerCompact(t *testing.T) {
 // round-robin over three nodes of equal CPU in zones a, b and c.
 func hintFixture(t *testing.T, opts ControllerOptions, n int) *ctlFixture {
 	t.Helper()
-	svc := ctlService("web", func(s *corev1.Service) {
+	svc := fixture.Service("web", func(s *corev1.Service) {
 		s.Annotations = map[string]string{topology.AnnotationTopologyMode: "Auto"}
 	})
-	objs := []runtime.Object{svc, ctlNode("a", "a", "4"), ctlNode("b", "b", "4"), ctlNode("c", "c", "4")}
+	objs := []runtime.Object{svc, fixture.Node("a", "a", "4"), fixture.Node("b", "b", "4"), fixture.Node("c", "c", "4")}
 	for i := range n {
-		objs = append(objs, ctlPod("web", i, true, string(rune('a'+i%3))))
+		objs = append(objs, fixture.Pod("web", i, true, string(rune('a'+i%3))))
 	}
 	f := newCtlFixture(t, opts, objs...)
 	f.c.updateCapacity(context.Background())
@@ -251,7 +252,7 @@ func ownZoneHints(n int) map[string]string {
 	out := map[string]string{}
 	for i := range n {
 		z := string(rune('a' + i%3))
-		out[ctlPod("web", i, true, z).Status.PodIP] = z + ">" + z
+		out[fixture.Pod("web", i, true, z).Status.PodIP] = z + ">" + z
 	}
 	return out
 }

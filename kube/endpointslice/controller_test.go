@@ -7,7 +7,6 @@ import (
 	"math"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,17 +18,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/fairslice/fairslice/kube/internal/fixture"
 	"github.com/fairslice/fairslice/topology"
 )
 
@@ -45,37 +42,10 @@ type ctlFixture struct {
 	reg      *prometheus.Registry
 }
 
-// actAsAPIServer makes the fake clientset do for EndpointSlices what the
-// API server does and its object tracker does not: name created slices
-// from GenerateName, give them a UID and generation 1, and on update keep
-// the stored UID and bump the stored generation.
-func actAsAPIServer(client *fake.Clientset) {
-	var names atomic.Int64
-	client.PrependReactor("create", "endpointslices", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		s := a.(k8stesting.CreateAction).GetObject().(*discovery.EndpointSlice)
-		if s.Name == "" {
-			n := names.Add(1)
-			s.Name, s.UID = fmt.Sprintf("%s%05d", s.GenerateName, n), types.UID(fmt.Sprintf("uid-%d", n))
-		}
-		s.Generation = 1
-		return false, nil, nil
-	})
-	client.PrependReactor("update", "endpointslices", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		s := a.(k8stesting.UpdateAction).GetObject().(*discovery.EndpointSlice)
-		if old, err := client.Tracker().Get(a.GetResource(), s.Namespace, s.Name); err == nil {
-			// The stored object's UID and generation, whatever the
-			// update carries (a slice recycled from a create has none).
-			s.UID, s.Generation = old.(*discovery.EndpointSlice).UID, old.(*discovery.EndpointSlice).Generation
-		}
-		s.Generation++
-		return false, nil, nil
-	})
-}
-
 func newCtlFixture(t *testing.T, opts ControllerOptions, objs ...runtime.Object) *ctlFixture {
 	t.Helper()
 	f := &ctlFixture{t: t, client: fake.NewClientset(objs...), recorder: record.NewFakeRecorder(100), reg: prometheus.NewRegistry()}
-	actAsAPIServer(f.client)
+	fixture.ActAsAPIServer(f.client)
 	f.factory = informers.NewSharedInformerFactory(f.client, 0)
 	opts.EventRecorder = f.recorder
 	opts.Registerer = f.reg
@@ -141,6 +111,9 @@ func (f *ctlFixture) writes() map[string]int {
 	return out
 }
 
+// total is the number of writes in a writes() count.
+func total(m map[string]int) int { return m["create"] + m["update"] + m["delete"] }
+
 func (f *ctlFixture) slices() []discovery.EndpointSlice {
 	f.t.Helper()
 	list, err := f.client.DiscoveryV1().EndpointSlices("").List(context.Background(), metav1.ListOptions{})
@@ -148,48 +121,6 @@ func (f *ctlFixture) slices() []discovery.EndpointSlice {
 		f.t.Fatal(err)
 	}
 	return list.Items
-}
-
-var created = metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-
-func ctlService(name string, mutate ...func(*corev1.Service)) *corev1.Service {
-	s := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(name + "-uid"), CreationTimestamp: created},
-		Spec: corev1.ServiceSpec{
-			ClusterIP: "10.96.0.10", IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol}, Selector: map[string]string{"app": name},
-			Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8080)}},
-		},
-	}
-	for _, m := range mutate {
-		m(s)
-	}
-	return s
-}
-
-func ctlPod(app string, i int, ready bool, node string) *corev1.Pod {
-	st := corev1.ConditionFalse
-	if ready {
-		st = corev1.ConditionTrue
-	}
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("%s-%d", app, i), UID: types.UID(fmt.Sprintf("%s-%d-uid", app, i)),
-			Labels: map[string]string{"app": app}, ResourceVersion: "1"},
-		Spec: corev1.PodSpec{NodeName: node},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: fmt.Sprintf("10.0.%d.%d", i/250, i%250+1),
-			PodIPs: []corev1.PodIP{{IP: fmt.Sprintf("10.0.%d.%d", i/250, i%250+1)}},
-			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: st,
-				LastTransitionTime: metav1.NewTime(created.Add(time.Duration(i+1) * time.Second))}}},
-	}
-}
-
-func ctlNode(name, zone string, cpu string) *corev1.Node {
-	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelTopologyZone: zone}},
-		Status: corev1.NodeStatus{
-			Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)},
-			Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
-		},
-	}
 }
 
 // endpointSet is the Service's endpoints by address, with readiness.
@@ -289,13 +220,13 @@ func TestNewControllerPanicsOnBadMax(t *testing.T) {
 // reference, trigger time (the Service's creation on the first sync),
 // endpoints with conditions and zones.
 func TestSyncServiceCreatesSlices(t *testing.T) {
-	objs := []runtime.Object{ctlService("web"), ctlNode("n1", "zone-a", "4")}
+	objs := []runtime.Object{fixture.Service("web"), fixture.Node("n1", "zone-a", "4")}
 	for i := range 150 {
-		objs = append(objs, ctlPod("web", i, i%3 != 0, "n1"))
+		objs = append(objs, fixture.Pod("web", i, i%3 != 0, "n1"))
 	}
 	f := newCtlFixture(t, ControllerOptions{}, objs...)
-	if err := f.c.syncService(context.Background(), "ns/web"); err != nil {
-		t.Fatalf("syncService = %v, want nil", err)
+	if err := f.c.SyncService(context.Background(), "ns/web"); err != nil {
+		t.Fatalf("SyncService = %v, want nil", err)
 	}
 	if got, want := f.writes(), map[string]int{"create": 2}; !cmp.Equal(got, want) {
 		t.Errorf("writes = %v, want %v", got, want)
@@ -306,7 +237,7 @@ func TestSyncServiceCreatesSlices(t *testing.T) {
 		t.Fatalf("endpoints = %d, want 150", len(eps))
 	}
 	for i := range 150 {
-		p := ctlPod("web", i, i%3 != 0, "n1")
+		p := fixture.Pod("web", i, i%3 != 0, "n1")
 		if ready, ok := eps[p.Status.PodIP]; !ok || ready != (i%3 != 0) {
 			t.Errorf("endpoint %s: present %v ready %v, want present, ready %v", p.Status.PodIP, ok, ready, i%3 != 0)
 		}
@@ -319,7 +250,7 @@ func TestSyncServiceCreatesSlices(t *testing.T) {
 		if len(s.OwnerReferences) != 1 || s.OwnerReferences[0].UID != "web-uid" || s.OwnerReferences[0].Kind != "Service" {
 			t.Errorf("slice %s owner references = %+v, want the Service", s.Name, s.OwnerReferences)
 		}
-		if got, want := s.Annotations[corev1.EndpointsLastChangeTriggerTime], created.UTC().Format(time.RFC3339Nano); got != want {
+		if got, want := s.Annotations[corev1.EndpointsLastChangeTriggerTime], fixture.Created.UTC().Format(time.RFC3339Nano); got != want {
 			t.Errorf("slice %s trigger time = %q, want %q", s.Name, got, want)
 		}
 		if s.Endpoints[0].Zone == nil || *s.Endpoints[0].Zone != "zone-a" {
@@ -339,18 +270,18 @@ func TestSyncServiceCreatesSlices(t *testing.T) {
 // nothing (upstream would otherwise create duplicates); once the informer
 // catches up, the sync is a no-op.
 func TestSyncServiceStaleInformer(t *testing.T) {
-	objs := []runtime.Object{ctlService("web"), ctlNode("n1", "zone-a", "4")}
+	objs := []runtime.Object{fixture.Service("web"), fixture.Node("n1", "zone-a", "4")}
 	for i := range 3 {
-		objs = append(objs, ctlPod("web", i, true, "n1"))
+		objs = append(objs, fixture.Pod("web", i, true, "n1"))
 	}
 	f := newCtlFixture(t, ControllerOptions{}, objs...)
 	ctx := context.Background()
-	if err := f.c.syncService(ctx, "ns/web"); err != nil {
-		t.Fatalf("first syncService = %v, want nil", err)
+	if err := f.c.SyncService(ctx, "ns/web"); err != nil {
+		t.Fatalf("first SyncService = %v, want nil", err)
 	}
-	err := f.c.syncService(ctx, "ns/web")
+	err := f.c.SyncService(ctx, "ns/web")
 	if !errors.Is(err, ErrStaleInformer) {
-		t.Fatalf("syncService before the informer saw the create = %v, want ErrStaleInformer", err)
+		t.Fatalf("SyncService before the informer saw the create = %v, want ErrStaleInformer", err)
 	}
 	f.c.handleErr(ctx, "ns/web", err)
 	if got := f.c.queue.NumRequeues("ns/web"); got != 1 {
@@ -360,8 +291,8 @@ func TestSyncServiceStaleInformer(t *testing.T) {
 		t.Errorf("endpoint_slice_controller_syncs{result=stale} = %v, want 1", got)
 	}
 	f.syncSlicesToStore()
-	if err := f.c.syncService(ctx, "ns/web"); err != nil {
-		t.Fatalf("syncService after the informer caught up = %v, want nil", err)
+	if err := f.c.SyncService(ctx, "ns/web"); err != nil {
+		t.Fatalf("SyncService after the informer caught up = %v, want nil", err)
 	}
 	if got, want := f.writes(), map[string]int{"create": 1}; !cmp.Equal(got, want) {
 		t.Errorf("writes = %v, want %v (no duplicate)", got, want)
@@ -372,14 +303,14 @@ func TestSyncServiceStaleInformer(t *testing.T) {
 
 	// An update the informer has not seen yet: the stored slice has an
 	// older generation than the controller wrote.
-	p := ctlPod("web", 0, false, "n1")
+	p := fixture.Pod("web", 0, false, "n1")
 	p.ResourceVersion = "2"
 	f.store(p)
-	if err := f.c.syncService(ctx, "ns/web"); err != nil {
-		t.Fatalf("syncService after a readiness flip = %v, want nil", err)
+	if err := f.c.SyncService(ctx, "ns/web"); err != nil {
+		t.Fatalf("SyncService after a readiness flip = %v, want nil", err)
 	}
-	if err := f.c.syncService(ctx, "ns/web"); !errors.Is(err, ErrStaleInformer) {
-		t.Errorf("syncService before the informer saw the update = %v, want ErrStaleInformer", err)
+	if err := f.c.SyncService(ctx, "ns/web"); !errors.Is(err, ErrStaleInformer) {
+		t.Errorf("SyncService before the informer saw the update = %v, want ErrStaleInformer", err)
 	}
 	if got, want := f.writes(), map[string]int{"create": 1, "update": 1}; !cmp.Equal(got, want) {
 		t.Errorf("writes = %v, want %v", got, want)
@@ -389,12 +320,12 @@ func TestSyncServiceStaleInformer(t *testing.T) {
 // Services without a selector, and ExternalName Services, get nothing
 // from this controller; a deleted Service is forgotten.
 func TestSyncServiceSkips(t *testing.T) {
-	noSel := ctlService("nosel", func(s *corev1.Service) { s.Spec.Selector = nil })
-	ext := ctlService("ext", func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeExternalName })
-	f := newCtlFixture(t, ControllerOptions{}, noSel, ext, ctlPod("nosel", 0, true, ""), ctlPod("ext", 1, true, ""))
+	noSel := fixture.Service("nosel", func(s *corev1.Service) { s.Spec.Selector = nil })
+	ext := fixture.Service("ext", func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeExternalName })
+	f := newCtlFixture(t, ControllerOptions{}, noSel, ext, fixture.Pod("nosel", 0, true, ""), fixture.Pod("ext", 1, true, ""))
 	for _, key := range []string{"ns/nosel", "ns/ext", "ns/gone"} {
-		if err := f.c.syncService(context.Background(), key); err != nil {
-			t.Errorf("syncService(%q) = %v, want nil", key, err)
+		if err := f.c.SyncService(context.Background(), key); err != nil {
+			t.Errorf("SyncService(%q) = %v, want nil", key, err)
 		}
 	}
 	if got := f.writes(); len(got) != 0 {
@@ -404,13 +335,13 @@ func TestSyncServiceSkips(t *testing.T) {
 
 // A failed write is reported with upstream's event and retried.
 func TestSyncServiceWriteFailure(t *testing.T) {
-	f := newCtlFixture(t, ControllerOptions{}, ctlService("web"), ctlNode("n1", "zone-a", "4"), ctlPod("web", 0, true, "n1"))
+	f := newCtlFixture(t, ControllerOptions{}, fixture.Service("web"), fixture.Node("n1", "zone-a", "4"), fixture.Pod("web", 0, true, "n1"))
 	f.client.PrependReactor("create", "endpointslices", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewInternalError(errors.New("etcd is down"))
 	})
-	err := f.c.syncService(context.Background(), "ns/web")
+	err := f.c.SyncService(context.Background(), "ns/web")
 	if err == nil || !strings.Contains(err.Error(), "etcd is down") {
-		t.Fatalf("syncService = %v, want the create error", err)
+		t.Fatalf("SyncService = %v, want the create error", err)
 	}
 	select {
 	case ev := <-f.recorder.Events:
@@ -429,11 +360,11 @@ func TestSyncServiceWriteFailure(t *testing.T) {
 // A pod on a node the informer does not know is left out, the rest is
 // written, and the sync fails so that it is retried, as upstream.
 func TestSyncServiceMissingNode(t *testing.T) {
-	f := newCtlFixture(t, ControllerOptions{}, ctlService("web"), ctlNode("n1", "zone-a", "4"),
-		ctlPod("web", 0, true, "n1"), ctlPod("web", 1, true, "n2"))
-	err := f.c.syncService(context.Background(), "ns/web")
+	f := newCtlFixture(t, ControllerOptions{}, fixture.Service("web"), fixture.Node("n1", "zone-a", "4"),
+		fixture.Pod("web", 0, true, "n1"), fixture.Pod("web", 1, true, "n2"))
+	err := f.c.SyncService(context.Background(), "ns/web")
 	if err == nil || !strings.Contains(err.Error(), "n2") {
-		t.Errorf("syncService = %v, want an error naming node n2", err)
+		t.Errorf("SyncService = %v, want an error naming node n2", err)
 	}
 	if got, want := endpointSet(f.slices()), map[string]bool{"10.0.0.1": true}; !cmp.Equal(got, want) {
 		t.Errorf("endpoints = %v, want %v", got, want)
@@ -442,17 +373,17 @@ func TestSyncServiceMissingNode(t *testing.T) {
 
 // Auto hints go through package topology, with upstream's events.
 func TestSyncServiceTopologyHints(t *testing.T) {
-	svc := ctlService("web", func(s *corev1.Service) {
+	svc := fixture.Service("web", func(s *corev1.Service) {
 		s.Annotations = map[string]string{topology.AnnotationTopologyMode: "Auto"}
 	})
-	objs := []runtime.Object{svc, ctlNode("a", "zone-a", "4"), ctlNode("b", "zone-b", "4"), ctlNode("c", "zone-c", "4")}
+	objs := []runtime.Object{svc, fixture.Node("a", "zone-a", "4"), fixture.Node("b", "zone-b", "4"), fixture.Node("c", "zone-c", "4")}
 	for i := range 30 {
-		objs = append(objs, ctlPod("web", i, true, string(rune('a'+i%3))))
+		objs = append(objs, fixture.Pod("web", i, true, string(rune('a'+i%3))))
 	}
 	f := newCtlFixture(t, ControllerOptions{}, objs...)
 	f.c.updateCapacity(context.Background())
-	if err := f.c.syncService(context.Background(), "ns/web"); err != nil {
-		t.Fatalf("syncService = %v, want nil", err)
+	if err := f.c.SyncService(context.Background(), "ns/web"); err != nil {
+		t.Fatalf("SyncService = %v, want nil", err)
 	}
 	hinted := 0
 	for _, s := range f.slices() {
@@ -477,7 +408,7 @@ func TestSyncServiceTopologyHints(t *testing.T) {
 		t.Errorf("endpointslices_changed_per_sync series = %d, %v, want 1, nil", n, err)
 	}
 	// Losing a zone's nodes overloads the hints: the Service is queued.
-	if err := f.factory.Core().V1().Nodes().Informer().GetStore().Delete(ctlNode("c", "zone-c", "4")); err != nil {
+	if err := f.factory.Core().V1().Nodes().Informer().GetStore().Delete(fixture.Node("c", "zone-c", "4")); err != nil {
 		t.Fatal(err)
 	}
 	f.c.updateCapacity(context.Background())
@@ -488,9 +419,9 @@ func TestSyncServiceTopologyHints(t *testing.T) {
 
 // Pod events queue the Services they concern, with upstream's rules.
 func TestOnPodQueuesServices(t *testing.T) {
-	web, api := ctlService("web"), ctlService("api")
-	f := newCtlFixture(t, ControllerOptions{}, web, api, ctlService("nosel", func(s *corev1.Service) { s.Spec.Selector = nil }))
-	p := ctlPod("web", 0, true, "n1")
+	web, api := fixture.Service("web"), fixture.Service("api")
+	f := newCtlFixture(t, ControllerOptions{}, web, api, fixture.Service("nosel", func(s *corev1.Service) { s.Spec.Selector = nil }))
+	p := fixture.Pod("web", 0, true, "n1")
 	heartbeat := p.DeepCopy()
 	heartbeat.ResourceVersion = "2"
 	heartbeat.Status.Conditions[0].LastProbeTime = metav1.Now()
@@ -531,8 +462,8 @@ func TestOnPodQueuesServices(t *testing.T) {
 // and not, and the slices follow; Run stops cleanly.
 func TestControllerRun(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	client := fake.NewClientset(ctlService("web"), ctlNode("n1", "zone-a", "4"))
-	actAsAPIServer(client)
+	client := fake.NewClientset(fixture.Service("web"), fixture.Node("n1", "zone-a", "4"))
+	fixture.ActAsAPIServer(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	c, err := NewControllerWithOptions(ctx, factory.Core().V1().Pods(), factory.Core().V1().Services(), factory.Core().V1().Nodes(),
@@ -575,7 +506,7 @@ func TestControllerRun(t *testing.T) {
 	waitFor("no pods", map[string]bool{})
 	want := map[string]bool{}
 	for i := range 25 {
-		p := ctlPod("web", i, true, "n1")
+		p := fixture.Pod("web", i, true, "n1")
 		if _, err := client.CoreV1().Pods("ns").Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -583,7 +514,7 @@ func TestControllerRun(t *testing.T) {
 	}
 	waitFor("25 ready pods", want)
 	for i := range 5 {
-		p := ctlPod("web", i, false, "n1")
+		p := fixture.Pod("web", i, false, "n1")
 		p.ResourceVersion = "2"
 		if _, err := client.CoreV1().Pods("ns").UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
@@ -592,7 +523,7 @@ func TestControllerRun(t *testing.T) {
 	}
 	waitFor("5 not ready", want)
 	for i := 20; i < 25; i++ {
-		p := ctlPod("web", i, true, "n1")
+		p := fixture.Pod("web", i, true, "n1")
 		if err := client.CoreV1().Pods("ns").Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}

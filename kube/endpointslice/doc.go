@@ -33,7 +33,7 @@
 // rule, the zone from the node, conditions from readiness and deletion),
 // with one deliberate difference: an unparsable pod IP is reported as an
 // error and left out, where upstream publishes the literal address
-// "<nil>" that the API server then rejects. kube/compare/slicer checks the
+// "<nil>" that the API server then rejects. kube/verify/compare/slicer checks the
 // whole path against upstream's Reconciler with a fake clientset.
 //
 // As upstream's controller, call this only for Services with a selector:
@@ -70,6 +70,6 @@
 // endpoint_slice_controller_* metrics. NewMirroringController does the same
 // for custom Endpoints objects (EndpointsFromAPI converts them), and
 // NewMirroringControllerWithOptions adds upstream's
-// endpoint_slice_mirroring_controller_* metrics on a registerer. kube/e2e
+// endpoint_slice_mirroring_controller_* metrics on a registerer. kube/verify/e2e
 // runs the controller next to upstream's on real kube-apiservers.
 package endpointslice

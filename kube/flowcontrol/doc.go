@@ -40,12 +40,12 @@
 //
 // # Checked against upstream
 //
-// kube/compare/apf's TestDifferentialInterface drives this controller and
+// kube/verify/compare/apf's TestDifferentialInterface drives this controller and
 // upstream's through the interface, each from its own fake clientset on a
 // fake clock, on random request sequences with a level added or removed
 // through the clientset mid-way: same FlowSchema, level and distinguisher
 // (from noteFn), same states and reject reasons, same dispatch order per
-// level, same debug dumps. kube/e2e runs kube-apiserver with it.
+// level, same debug dumps. kube/verify/e2e runs kube-apiserver with it.
 //
 // # Differences from upstream
 //

@@ -12,7 +12,7 @@
 // FromAPI converts one object; Consumer is a Cache behind a mutex that
 // implements client-go's ResourceEventHandler, and ForNode applies
 // kube-proxy's endpoint selection (package topology) for one node.
-// kube/compare/slicecache checks the whole path against kube-proxy's
+// kube/verify/compare/slicecache checks the whole path against kube-proxy's
 // EndpointsChangeTracker.
 package slicecache
 

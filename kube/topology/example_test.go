@@ -12,7 +12,7 @@ import (
 // Reconcile the scenario of "fairslice hints": 12 pods over three equal
 // zones (6, 4, 2), Auto hints.
 func ExampleRunScenario() {
-	data, err := os.ReadFile("../cmd/fairslice/testdata/hints-twelve.yaml")
+	data, err := os.ReadFile("../tools/cmd/fairslice/testdata/hints-twelve.yaml")
 	if err != nil {
 		fmt.Println(err)
 		return

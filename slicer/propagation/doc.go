@@ -18,7 +18,7 @@
 // EndpointSliceSize and EndpointsSize follow the generated protobuf code of
 // k8s.io/api v0.37.2 plus the API server's "k8s\x00" runtime.Unknown
 // envelope, and encoding/json with the API types' field tags. The
-// kube/compare/slicer tests check both byte for byte against the real
+// kube/verify/compare/slicer tests check both byte for byte against the real
 // marshalling on random objects, including strings that need JSON escaping.
 //
 // SweepSizes answers the question the comparison leaves open: which

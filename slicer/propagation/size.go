@@ -38,7 +38,7 @@ type Stored struct {
 // with the stored metadata st. The model follows k8s.io/api v0.37.2's
 // generated protobuf code (non-pointer strings and integers are always
 // written, pointers only when set) and encoding/json with the API types'
-// field tags; kube/compare/slicer checks it byte for byte against the
+// field tags; kube/verify/compare/slicer checks it byte for byte against the
 // real marshalling. Endpoints and ports are written as arrays, never
 // null, as the controller writes them (nil Addresses are null). Managed
 // fields are not modelled.

@@ -1,7 +1,7 @@
 // Package podload loads ahead the words of pod objects that turning a pod
 // into its endpoint reads, so that the cache misses of several pods
 // overlap. The kube/endpointslice adapter uses it when it converts every
-// pod of a Service, and kube/compare/slicer's yardstick of the least work
+// pod of a Service, and kube/verify/compare/slicer's yardstick of the least work
 // of a sync without memory uses the same loads.
 package podload
 

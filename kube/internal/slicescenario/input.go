@@ -2,7 +2,7 @@
 // k8s.io/api objects (a Service, its Pods, the Nodes, the existing slices),
 // its scenario-file format, and the run through fairslice's adapter and
 // slicer. It links no upstream controller code, so the light fairslice
-// binary can use it; kube/internal/slicerun adds the run through upstream's
+// binary can use it; kube/internal/upstream/slicerun adds the run through upstream's
 // Reconciler.
 package slicescenario
 
