@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/fairslice/fairslice/apf/fleet"
 	"github.com/fairslice/fairslice/flowschema"
 )
 
@@ -83,7 +84,7 @@ type Flow struct {
 // Config is a fleet simulation.
 type Config struct {
 	// Replicas is the number of servers. Required, at most
-	// MaxFairShareReplicas.
+	// fleet.MaxFairShareReplicas.
 	Replicas int
 	// ServerConcurrencyLimit is each replica's apf concurrency limit in
 	// seats. Required.
@@ -148,8 +149,8 @@ func (c Config) defaults() Config {
 func (c *Config) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("fleetsim: "+format, args...)) }
-	if c.Replicas < 1 || c.Replicas > MaxFairShareReplicas {
-		bad("Config.Replicas=%d, want 1 to %d", c.Replicas, MaxFairShareReplicas)
+	if c.Replicas < 1 || c.Replicas > fleet.MaxFairShareReplicas {
+		bad("Config.Replicas=%d, want 1 to %d", c.Replicas, fleet.MaxFairShareReplicas)
 	}
 	if c.ServerConcurrencyLimit <= 0 {
 		bad("Config.ServerConcurrencyLimit=%d must be positive", c.ServerConcurrencyLimit)

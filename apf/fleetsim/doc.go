@@ -34,7 +34,7 @@
 // max-min fair allocation of the replicas' mean seats among the flows'
 // demands (Rate × Seats × Execution), subject to where each flow's
 // requests can land: a flow whose connections stay where they were opened
-// (GOAWAY off) can be served only on those replicas. MaxMinFair computes
+// (GOAWAY off) can be served only on those replicas. fleet.MaxMinFair computes
 // it exactly. Jain's index over Share/FairShare sums the run up: 1 when
 // every flow got the same proportion of its fair share.
 //

@@ -3,6 +3,8 @@ package fleetsim
 import (
 	"math"
 	"slices"
+
+	"github.com/fairslice/fairslice/apf/fleet"
 )
 
 // Result is what a run measured.
@@ -36,7 +38,7 @@ type FlowResult struct {
 	// SeatSeconds is what its requests executed.
 	SeatSeconds float64
 	// Share is SeatSeconds over the fleet's seat-seconds of the level;
-	// FairShare is its max-min fair allocation (MaxMinFair of the
+	// FairShare is its max-min fair allocation (fleet.MaxMinFair of the
 	// replicas' mean seats, its Demand and Lands) over the same.
 	Share, FairShare float64
 	// Requests sent, dispatched and rejected; the rest were still waiting
@@ -69,7 +71,7 @@ func (s *sim) result() (*Result, error) {
 		}
 		res.Replicas = append(res.Replicas, rr)
 	}
-	demands := make([]Demand, len(s.cfg.Flows))
+	demands := make([]fleet.Demand, len(s.cfg.Flows))
 	for i, f := range s.cfg.Flows {
 		seats := f.Seats
 		if m := int(s.replicas[0].maxSeat); m > 0 {
@@ -83,7 +85,7 @@ func (s *sim) result() (*Result, error) {
 			slices.Sort(demands[i].Replicas)
 		}
 	}
-	fair, err := MaxMinFair(capacity, demands)
+	fair, err := fleet.MaxMinFair(capacity, demands)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/fairslice/fairslice/apf/fleet"
 	"github.com/fairslice/fairslice/apf/fleetsim"
 	"github.com/fairslice/fairslice/kube/pictures"
 )
@@ -100,8 +101,8 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 // check reports the first bad flag value.
 func (f *fleetFlags) check() error {
 	switch {
-	case f.replicas < 1 || f.replicas > fleetsim.MaxFairShareReplicas:
-		return fmt.Errorf("--replicas %d: want 1 to %d", f.replicas, fleetsim.MaxFairShareReplicas)
+	case f.replicas < 1 || f.replicas > fleet.MaxFairShareReplicas:
+		return fmt.Errorf("--replicas %d: want 1 to %d", f.replicas, fleet.MaxFairShareReplicas)
 	case f.spread < 0 || f.light < 0 || f.pinned < -1:
 		return fmt.Errorf("--spread %d, --pinned %d, --light %d: want counts of 0 or more", f.spread, f.pinned, f.light)
 	case f.pinnedTo < -1 || f.pinnedTo >= f.replicas:

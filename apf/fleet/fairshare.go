@@ -1,4 +1,4 @@
-package fleetsim
+package fleet
 
 import (
 	"errors"
@@ -68,25 +68,25 @@ func checkFairShare(capacity []float64, demands []Demand) ([]uint32, error) {
 	var errs []error
 	n := len(capacity)
 	if n == 0 || n > MaxFairShareReplicas {
-		errs = append(errs, fmt.Errorf("fleetsim: %d replicas, want 1 to %d", n, MaxFairShareReplicas))
+		errs = append(errs, fmt.Errorf("fleet: %d replicas, want 1 to %d", n, MaxFairShareReplicas))
 	}
 	for r, c := range capacity {
 		if c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
-			errs = append(errs, fmt.Errorf("fleetsim: capacity[%d]=%v must be finite and not negative", r, c))
+			errs = append(errs, fmt.Errorf("fleet: capacity[%d]=%v must be finite and not negative", r, c))
 		}
 	}
 	all := uint32(1)<<min(n, MaxFairShareReplicas) - 1
 	masks := make([]uint32, len(demands))
 	for i, d := range demands {
 		if d.Seats < 0 || math.IsNaN(d.Seats) || math.IsInf(d.Seats, 0) {
-			errs = append(errs, fmt.Errorf("fleetsim: demands[%d].Seats=%v must be finite and not negative", i, d.Seats))
+			errs = append(errs, fmt.Errorf("fleet: demands[%d].Seats=%v must be finite and not negative", i, d.Seats))
 		}
 		if len(d.Replicas) == 0 {
 			masks[i] = all
 		}
 		for _, r := range d.Replicas {
 			if r < 0 || r >= n || r >= MaxFairShareReplicas {
-				errs = append(errs, fmt.Errorf("fleetsim: demands[%d].Replicas has %d, want 0 to %d", i, r, n-1))
+				errs = append(errs, fmt.Errorf("fleet: demands[%d].Replicas has %d, want 0 to %d", i, r, n-1))
 				continue
 			}
 			masks[i] |= 1 << r
@@ -159,7 +159,7 @@ func fixAt(t float64, seats []float64, masks []uint32, demands []Demand, alloc [
 	}
 	if n == 0 {
 		// t is one of the bounds tested above, computed the same way.
-		panic(fmt.Sprintf("fleetsim: MaxMinFair fixed no flow at level %v", t))
+		panic(fmt.Sprintf("fleet: MaxMinFair fixed no flow at level %v", t))
 	}
 	return n
 }

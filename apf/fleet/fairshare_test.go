@@ -1,4 +1,4 @@
-package fleetsim
+package fleet
 
 import (
 	"math"
