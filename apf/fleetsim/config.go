@@ -110,6 +110,17 @@ type Config struct {
 	// Seed seeds the arrivals and the GOAWAY draws: the same Config gives
 	// the same Result.
 	Seed uint64
+	// Warmup is the start of the run that is not measured (the replicas'
+	// first adjustments and exchanges); less than Duration.
+	Warmup time.Duration
+	// Coordinate has the replicas exchange summaries every
+	// CoordinationPeriod through a fleet.MemoryStore (a fleet.Exchange
+	// each) and cap each heavy flow's seats on each replica as
+	// fleet.FlowCaps decides: a request that would take its flow above its
+	// cap there is rejected before it reaches the controller.
+	Coordinate bool
+	// CoordinationPeriod is 0 for fleet.DefaultPeriod (10 s).
+	CoordinationPeriod time.Duration
 }
 
 // defaults returns c with its zero values replaced by their defaults.
@@ -128,6 +139,9 @@ func (c Config) defaults() Config {
 	}
 	if c.GoAway.Period == 0 {
 		c.GoAway.Period = time.Second
+	}
+	if c.CoordinationPeriod == 0 {
+		c.CoordinationPeriod = fleet.DefaultPeriod
 	}
 	if c.WaitLimit == 0 {
 		c.WaitLimit = 15 * time.Second
@@ -157,6 +171,12 @@ func (c *Config) validate() error {
 	}
 	if c.Duration <= 0 {
 		bad("Config.Duration=%v must be positive", c.Duration)
+	}
+	if c.Warmup < 0 || (c.Duration > 0 && c.Warmup >= c.Duration) {
+		bad("Config.Warmup=%v, want 0 or more and less than Config.Duration=%v", c.Warmup, c.Duration)
+	}
+	if c.CoordinationPeriod < 0 {
+		bad("Config.CoordinationPeriod=%v must not be negative", c.CoordinationPeriod)
 	}
 	if c.WaitLimit < 0 {
 		bad("Config.WaitLimit=%v must not be negative", c.WaitLimit)

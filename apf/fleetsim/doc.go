@@ -9,7 +9,7 @@
 // borrowing adjustments, the clients' arrivals, the requests' executions
 // and wait limits are events of one queue, run one at a time in time
 // order (ties in the order scheduled), so a Config always gives the same
-// Result. Each Flow is a user whose requests all land in one flow of
+// Result. The first Config.Warmup is run but not measured. Each Flow is a user whose requests all land in one flow of
 // Config.Level (global-default of the bootstrap configuration); its
 // Clients send Poisson arrivals at Rate in total, each request holding
 // Seats for Execution once dispatched, or rejected (queue-full,
@@ -47,6 +47,23 @@
 // each pinned flow (N+1)/(2N) of its own. The simulator makes such
 // effects measurable, and is where coordination between replicas is to
 // be tried.
+//
+// # Coordination
+//
+// With Config.Coordinate each replica runs a fleet.Exchange on one
+// fleet.MemoryStore every CoordinationPeriod (10 s), in replica order:
+// it publishes the level's limits and, per flow, the seats it held and
+// asked for (held plus refused, each refused request for the flow's
+// execution time) over the period, and sets the caps fleet.FlowCaps
+// decides. The caps are enforced in front of the replica's controller, as
+// a middleware would: a request that would take its flow's seats waiting
+// or executing there above its cap is refused (429) before Wait, and one
+// dispatched while its flow already executes its cap (it queued before the
+// cap came down) is answered at once without executing. Caps are in
+// seats; the nearest whole number applies. Decision (a),
+// fleet.LevelLimits, is not applied: the flows share one level, and apf
+// has no hook for it yet. Until the first round the replicas decide
+// alone; Config.Warmup keeps that start out of the measurement.
 //
 // # How it drives the controllers
 //

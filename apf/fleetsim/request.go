@@ -20,11 +20,12 @@ type request struct {
 	ctx     *waitCtx
 	done    chan waitResult // Wait's answer, from the goroutine calling it
 
-	queued bool            // Wait is blocked: the request waits in a queue
-	expiry fairqueue.Timer // its wait limit, while queued
-	ticket apf.Ticket
-	seats  int
-	start  time.Time
+	queued  bool            // Wait is blocked: the request waits in a queue
+	expiry  fairqueue.Timer // its wait limit, while queued
+	ticket  apf.Ticket
+	seats   int
+	start   time.Time
+	counted bool // arrived after the warmup: its outcome is counted
 }
 
 // waitResult is what Controller.Wait returned.
@@ -96,5 +97,6 @@ func (o observer) Dispatched(ev apf.RequestEvent) {
 func (o observer) LevelLimits(pl string, l apf.Limits) {
 	if pl == o.rep.sim.cfg.Level {
 		o.rep.setLimit(o.rep.sim.clock.Now(), l)
+		o.rep.limits = l
 	}
 }

@@ -59,7 +59,7 @@ func (s *sim) result() (*Result, error) {
 		Requests: s.stats.requests, Rejected: s.stats.rejected,
 		RejectedWhileIdle: s.stats.rejectedWhileIdle, GoAways: s.stats.goaways,
 	}
-	secs := s.cfg.Duration.Seconds()
+	secs := (s.cfg.Duration - s.cfg.Warmup).Seconds()
 	capacity := make([]float64, len(s.replicas))
 	total := 0.0
 	for i, r := range s.replicas {

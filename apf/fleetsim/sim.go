@@ -18,6 +18,7 @@ type sim struct {
 	cfg      Config
 	clock    *clock
 	end      time.Time
+	from     time.Time // the end of the warmup: what is measured starts
 	rng      *rand.Rand
 	replicas []*replica
 	clients  []*client
@@ -38,6 +39,9 @@ type replica struct {
 	since   time.Time // when limit took effect
 	seatSec float64   // the level's seats × seconds so far
 	maxSeat uint64
+	limits  apf.Limits // the level's, as last reported
+
+	coord *coordination // nil unless Config.Coordinate
 
 	used      float64 // seat-seconds executed
 	executing int     // seats
@@ -51,12 +55,20 @@ func (r *replica) setLimit(now time.Time, l apf.Limits) {
 	r.limit, r.maxSeat = l.Current, l.MaxSeats
 }
 
-// account adds the level's seat-seconds up to now.
+// account adds the level's measured seat-seconds up to now.
 func (r *replica) account(now time.Time) {
 	if !r.since.IsZero() {
-		r.seatSec += float64(r.limit) * now.Sub(r.since).Seconds()
+		r.seatSec += float64(r.limit) * measured(r.sim.from, r.since, now).Seconds()
 	}
 	r.since = now
+}
+
+// measured is the part of [start, end) after from.
+func measured(from, start, end time.Time) time.Duration {
+	if start.Before(from) {
+		start = from
+	}
+	return max(0, end.Sub(start))
 }
 
 // client is one source of requests of a flow, with the connection it
@@ -97,6 +109,7 @@ func Run(cfg Config) (*Result, error) {
 		byReq: map[*apf.Request]*request{}, waiting: map[*request]bool{},
 	}
 	s.end = s.clock.Now().Add(cfg.Duration)
+	s.from = s.clock.Now().Add(cfg.Warmup)
 	if err := s.start(); err != nil {
 		return nil, err
 	}
@@ -152,6 +165,11 @@ func (s *sim) start() error {
 		}
 		return err
 	}
+	if s.cfg.Coordinate {
+		if err := s.startCoordination(); err != nil {
+			return err
+		}
+	}
 	if s.cfg.GoAway.Mode == GoAwayTargeted {
 		s.clock.AfterFunc(s.cfg.GoAway.Period, s.targetedGoAway)
 	}
@@ -197,9 +215,15 @@ func (s *sim) arrive(cl *client) {
 		cl.conn = -1 // the response carries a GOAWAY: the next request reconnects
 		s.stats.goaways++
 	}
+	if rq.counted = s.measuring(); rq.counted {
+		s.stats.requests++
+		s.flows[cl.flow].requests++
+	}
+	if rq.replica.coord.refuses(rq) {
+		s.rejected(rq)
+		return
+	}
 	s.byReq[&rq.req] = rq
-	s.stats.requests++
-	s.flows[cl.flow].requests++
 	s.submit(rq)
 }
 
@@ -219,6 +243,7 @@ func seatsWork(n int) apf.WorkFunc {
 func (s *sim) submit(rq *request) {
 	rep := rq.replica
 	rep.inflight++
+	rep.coord.admitted(rq)
 	go func() {
 		t, err := rep.c.Wait(rq.ctx, &rq.req, rq.work)
 		rq.done <- waitResult{t, err}
@@ -259,31 +284,61 @@ func (s *sim) ended(rq *request, res waitResult) {
 		rep.waiting -= rq.want
 	}
 	fs := &s.flows[rq.client.flow]
+	delete(s.byReq, &rq.req)
 	if res.err != nil {
-		delete(s.byReq, &rq.req)
 		rep.inflight--
+		rep.coord.left(rq)
 		var closed *apf.ClosedError
 		if errors.As(res.err, &closed) {
 			return // the run ended
 		}
-		fs.rejected++
-		s.stats.rejected++
-		if s.fleetIdle() >= idleFraction {
-			s.stats.rejectedWhileIdle++
-		}
+		s.rejected(rq)
 		return
 	}
-	delete(s.byReq, &rq.req)
 	rq.ticket = res.ticket
+	if rep.coord.overCap(rq) {
+		// Queued before its flow's cap came down: answered at once.
+		rq.ticket.Finish()
+		rep.inflight--
+		rep.coord.left(rq)
+		s.rejected(rq)
+		return
+	}
 	rep.executing += rq.seats
-	fs.dispatched++
+	if rq.counted {
+		fs.dispatched++
+	}
 	exec := s.cfg.Flows[rq.client.flow].Execution
-	// The execution is accounted now, up to the end of the run.
-	ss := float64(rq.seats) * min(exec, s.end.Sub(rq.start)).Seconds()
+	// The execution is accounted now, its part inside the measured time.
+	ss := float64(rq.seats) * measured(s.from, rq.start, minTime(rq.start.Add(exec), s.end)).Seconds()
 	rep.used += ss
 	fs.seatSeconds += ss
-	rq.client.recent += ss
+	rq.client.recent += float64(rq.seats) * exec.Seconds()
+	rep.coord.executed(rq, exec)
 	s.clock.AfterFunc(exec, func() { s.finish(rq) })
+}
+
+// rejected counts the rejection of rq.
+func (s *sim) rejected(rq *request) {
+	rq.replica.coord.wasRefused(rq, s.cfg.Flows[rq.client.flow].Execution)
+	if !rq.counted {
+		return
+	}
+	s.flows[rq.client.flow].rejected++
+	s.stats.rejected++
+	if s.fleetIdle() >= idleFraction {
+		s.stats.rejectedWhileIdle++
+	}
+}
+
+// measuring reports whether the warmup is over.
+func (s *sim) measuring() bool { return !s.clock.Now().Before(s.from) }
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // idleFraction is the share of the fleet's seats idle at which a
@@ -309,6 +364,8 @@ func (s *sim) finish(rq *request) {
 	rq.ticket.Finish()
 	rq.replica.executing -= rq.seats
 	rq.replica.inflight--
+	rq.replica.coord.left(rq)
+	rq.replica.coord.stopped(rq)
 }
 
 // stop ends the run at its end: the controllers are closed and the

@@ -173,7 +173,7 @@ func TestRunPinnedToOneReplica(t *testing.T) {
 }
 
 func TestRunRefusesBadConfig(t *testing.T) {
-	_, err := Run(Config{Replicas: 0, Balancer: "random", GoAway: GoAway{Mode: "sometimes", Chance: 0.5},
+	_, err := Run(Config{Replicas: 0, Balancer: "random", GoAway: GoAway{Mode: "sometimes", Chance: 0.5}, Warmup: -1, CoordinationPeriod: -1,
 		Flows: []Flow{{Name: "a", Rate: -1}, {Name: "a", Execution: exec, Pinned: true, Replica: 4, Clients: 2}}})
 	if err == nil {
 		t.Fatal("Run(bad config) = nil error")
@@ -182,7 +182,7 @@ func TestRunRefusesBadConfig(t *testing.T) {
 		"Config.Replicas=0", "Config.ServerConcurrencyLimit=0", "Config.Duration=0s", `Config.Balancer="random"`,
 		`Config.GoAway.Mode="sometimes"`, "Config.GoAway.Chance=0.5", "Config.Flows[0].Rate=-1",
 		"Config.Flows[0].Execution=0s", `Config.Flows[1].Name="a" is not unique`, "Config.Flows[1].Clients=2",
-		"Config.Flows[1].Replica=4",
+		"Config.Flows[1].Replica=4", "Config.Warmup=-1ns", "Config.CoordinationPeriod=-1ns",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Run(bad config) error does not name %q:\n%v", want, err)
@@ -195,5 +195,45 @@ func TestRunRefusesFlowOutsideLevel(t *testing.T) {
 		Flows: []Flow{{Name: "a", Rate: 1, Execution: exec}}})
 	if err == nil || !strings.Contains(err.Error(), `classified to priority level "global-default", not Config.Level "workload-low"`) {
 		t.Errorf("Run(flow outside level) error = %v", err)
+	}
+}
+
+// TestRunCoordinatedIsFair is issue 25's second bar: with the exchange on,
+// every flow's share is within ±10% of its fair share (Jain >= 0.95),
+// measured after the first two periods.
+func TestRunCoordinatedIsFair(t *testing.T) {
+	cfg := spreadAndPinned(3)
+	cfg.Duration, cfg.Warmup, cfg.Coordinate = time.Minute, 20*time.Second, true
+	res, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range res.Flows {
+		if r := f.Share / f.FairShare; r < 0.9 || r > 1.1 {
+			t.Errorf("flow %s Share/FairShare = %.3f, want 0.9 to 1.1", f.Name, r)
+		}
+	}
+	if res.Jain < 0.95 {
+		t.Errorf("Jain = %.3f, want at least 0.95", res.Jain)
+	}
+	checkAccounts(t, cfg, res)
+}
+
+// TestRunCoordinatedFleetOfOne: a replica without peers decides as
+// without coordination, to the request.
+func TestRunCoordinatedFleetOfOne(t *testing.T) {
+	cfg := spreadAndPinned(1)
+	cfg.Duration = 35 * time.Second
+	alone, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Coordinate = true
+	coordinated, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(alone, coordinated); d != "" {
+		t.Errorf("one replica, uncoordinated (-) and coordinated (+):\n%s", d)
 	}
 }
