@@ -46,7 +46,12 @@ reconnect through the balancer: never (off), per request with
 kube-apiserver's suggested --goaway-chance of 0.001 (random), or, every
 second, that of the heaviest flow on a replica with more than its part of
 the fleet's demand while another replica has idle seats (targeted).
---coordinate=true (replicas sharing their demand) is not implemented yet.
+--coordinate=true has the replicas exchange, every 10 s, their flows'
+seats and demand (package apf/fleet, through an in-memory store) and cap
+each heavy flow on each replica at its fleet-wide fair share minus what
+the others give it. The first 20 s (a third of a shorter run) are run but
+not measured, coordinated or not: the replicas' first adjustments and
+exchanges.
 
 A flow's fair share is its part of the max-min fair allocation of the
 replicas' seats (their mean current limits, borrowing included) among the
@@ -62,9 +67,9 @@ fleet's seats executed nothing. The same flags give the same numbers.
 "utilisationSpread", "rejected", "rejectedWhileIdle"}, kind being
 "spread", "pinned" or "light" and shares fractions of the fleet's
 seat-seconds. --svg FILE and --html FILE also draw each flow's share
-against its fair share.
+against its fair share, the run without coordination next to the one with.
 
-Exit status: 0 success or help, 1 --coordinate=true, 2 bad command line.
+Exit status: 0 success or help, 2 bad command line.
 
 Flags:
 `
@@ -74,6 +79,7 @@ const (
 	fleetServerSeats = 50          // each replica's server concurrency limit
 	fleetExecution   = time.Second // every request's execution
 	fleetOverload    = 1.2         // a heavy flow's demand over the fleet's server seats
+	fleetWarmup      = 20 * time.Second
 )
 
 // fleetFlags are the fleet command's settings.
@@ -95,7 +101,7 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.duration, "duration", time.Minute, "simulated `time`")
 	fs.Uint64Var(&f.seed, "seed", 1, "`seed` of the arrivals and GOAWAY draws")
 	fs.StringVar(&f.goaway, "goaway", string(fleetsim.GoAwayOff), "GOAWAY: off, random or targeted")
-	fs.BoolVar(&f.coordinate, "coordinate", false, "replicas coordinate their limits (not implemented yet)")
+	fs.BoolVar(&f.coordinate, "coordinate", false, "replicas exchange demand and cap heavy flows at their fleet-wide fair share")
 }
 
 // check reports the first bad flag value.
@@ -143,6 +149,7 @@ func (f *fleetFlags) config() (fleetsim.Config, []string) {
 	light := fleetServerSeats * float64(n) / 2 / 4 / float64(flows) / fleetExecution.Seconds()
 	cfg := fleetsim.Config{
 		Replicas: n, ServerConcurrencyLimit: fleetServerSeats, Duration: f.duration, Seed: f.seed,
+		Warmup: min(fleetWarmup, f.duration/3), Coordinate: f.coordinate,
 		Balancer: fleetsim.Balancer(f.balancer), GoAway: fleetsim.GoAway{Mode: fleetsim.GoAwayMode(f.goaway)},
 	}
 	var kinds []string
@@ -199,22 +206,24 @@ func runFleet(args []string, stdout, stderr io.Writer) int {
 	if err := ff.check(); err != nil {
 		return usageError(stderr, "fleet", "%v", err)
 	}
-	if ff.coordinate {
-		fmt.Fprintln(stderr, "fairslice fleet: --coordinate=true: coordination between replicas is not implemented yet")
-		return exitFailure
+	report, err := ff.run()
+	if err != nil {
+		return failure(stderr, "fleet", err)
 	}
-	cfg, kinds := ff.config()
+	if err := out.write(stdout, report, report.writeText); err != nil {
+		return failure(stderr, "fleet", err)
+	}
+	return pic.drawFleet(ff, report, stderr)
+}
+
+// run simulates the fleet the flags describe.
+func (f fleetFlags) run() (fleetReport, error) {
+	cfg, kinds := f.config()
 	res, err := fleetsim.Run(cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "fairslice fleet: %v\n", err)
-		return exitFailure
+		return fleetReport{}, err
 	}
-	report := fleetReportOf(&ff, kinds, res)
-	if err := out.write(stdout, report, report.writeText); err != nil {
-		fmt.Fprintf(stderr, "fairslice fleet: %v\n", err)
-		return exitFailure
-	}
-	return pic.drawFleet(report, stderr)
+	return fleetReportOf(&f, kinds, res), nil
 }
 
 // fleetReport is the -o json shape of fleet; its flows are the

@@ -6,11 +6,21 @@ import (
 	"github.com/fairslice/fairslice/kube/pictures"
 )
 
-// drawFleet writes the picture of the fleet report r: each flow's share
-// against its fair share.
-func (p pictureFlags) drawFleet(r fleetReport, stderr io.Writer) int {
+// drawFleet writes the picture of the fleet report r, run with flags ff:
+// each flow's share against its fair share, without coordination (left)
+// and with it (right); the other run is simulated here.
+func (p pictureFlags) drawFleet(ff fleetFlags, r fleetReport, stderr io.Writer) int {
 	return p.write("fleet", func() (*pictures.Figure, error) {
-		return pictures.Fleet("fairslice fleet", fleetRunOf(r)), nil
+		ff.coordinate = !ff.coordinate
+		other, err := ff.run()
+		if err != nil {
+			return nil, err
+		}
+		runs := []pictures.FleetRun{fleetRunOf(r), fleetRunOf(other)}
+		if r.Coordinate {
+			runs[0], runs[1] = runs[1], runs[0]
+		}
+		return pictures.Fleet("fairslice fleet", runs...), nil
 	}, stderr)
 }
 

@@ -60,6 +60,26 @@ func TestFleetUncoordinatedIsUnfair(t *testing.T) {
 	}
 }
 
+// TestFleetCoordinatedIsFair is issue 25's second bar: with
+// --coordinate=true every flow is within ±10% of its fair share and
+// Jain's index is at least 0.95, for N = 3 and 5.
+func TestFleetCoordinatedIsFair(t *testing.T) {
+	for _, n := range []int{3, 5} {
+		r := invokeFleet(t, "--replicas", strconv.Itoa(n), "--coordinate=true")
+		if !r.Coordinate || len(r.Flows) != n+1 {
+			t.Fatalf("fleet --replicas %d --coordinate=true: coordinate %v, %d flows", n, r.Coordinate, len(r.Flows))
+		}
+		for _, f := range r.Flows {
+			if got := f.Share / f.FairShare; got < 0.9 || got > 1.1 {
+				t.Errorf("fleet --replicas %d --coordinate=true: %s share/fairShare = %.3f, want 0.9 to 1.1", n, f.Name, got)
+			}
+		}
+		if r.Jain < 0.95 {
+			t.Errorf("fleet --replicas %d --coordinate=true: jain = %.3f, want at least 0.95", n, r.Jain)
+		}
+	}
+}
+
 // TestFleetJSONKeys checks the -o json contract's keys, exactly.
 func TestFleetJSONKeys(t *testing.T) {
 	code, stdout, stderr := invoke("fleet", "--replicas", "2", "--light", "1", "--duration", "5s", "-o", "json")
@@ -146,7 +166,6 @@ func TestFleetRefusesBadFlags(t *testing.T) {
 		{[]string{"--duration", "0s"}, exitUsage, "--duration 0s"},
 		{[]string{"--spread", "0", "--pinned", "0"}, exitUsage, "no flows"},
 		{[]string{"extra"}, exitUsage, `unexpected argument "extra"`},
-		{[]string{"--coordinate=true"}, exitFailure, "not implemented yet"},
 	}
 	for _, tt := range tests {
 		code, _, stderr := invoke(append([]string{"fleet"}, tt.args...)...)
@@ -156,27 +175,42 @@ func TestFleetRefusesBadFlags(t *testing.T) {
 	}
 }
 
+// TestFleetPicture: --svg draws the run printed and the other one, the
+// uncoordinated run left, whichever was asked for.
 func TestFleetPicture(t *testing.T) {
-	dir := t.TempDir()
-	svg := filepath.Join(dir, "fleet.svg")
-	code, stdout, stderr := invoke("fleet", "--replicas", "2", "--duration", "5s", "-o", "json", "--svg", svg)
-	if code != exitOK {
-		t.Fatalf("fleet --svg = %d, stderr:\n%s", code, stderr)
-	}
-	b, err := os.ReadFile(svg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkSVG(t, svg, b)
-	var data pictures.FleetData
-	if err := pictures.ReadData(bytes.NewReader(b), &data); err != nil {
-		t.Fatal(err)
-	}
-	var r fleetReport
-	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff([]pictures.FleetRun{fleetRunOf(r)}, data.Runs); d != "" {
-		t.Errorf("fleet --svg data (-printed +drawn):\n%s", d)
+	for _, coordinate := range []string{"--coordinate=false", "--coordinate=true"} {
+		dir := t.TempDir()
+		svg := filepath.Join(dir, "fleet.svg")
+		code, stdout, stderr := invoke("fleet", "--replicas", "2", "--duration", "45s", coordinate, "-o", "json", "--svg", svg)
+		if code != exitOK {
+			t.Fatalf("fleet %s --svg = %d, stderr:\n%s", coordinate, code, stderr)
+		}
+		b, err := os.ReadFile(svg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSVG(t, svg, b)
+		var data pictures.FleetData
+		if err := pictures.ReadData(bytes.NewReader(b), &data); err != nil {
+			t.Fatal(err)
+		}
+		var r fleetReport
+		if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+			t.Fatal(err)
+		}
+		if len(data.Runs) != 2 || data.Runs[0].Label != "uncoordinated" || data.Runs[1].Label != "coordinated" {
+			t.Fatalf("fleet %s --svg runs = %+v, want uncoordinated then coordinated", coordinate, data.Runs)
+		}
+		printed := 0
+		if r.Coordinate {
+			printed = 1
+		}
+		if d := cmp.Diff(fleetRunOf(r), data.Runs[printed]); d != "" {
+			t.Errorf("fleet %s --svg: the printed run (-printed +drawn):\n%s", coordinate, d)
+		}
+		if data.Runs[1].Jain <= data.Runs[0].Jain {
+			t.Errorf("fleet %s --svg: coordinated Jain %.3f, uncoordinated %.3f; want the coordinated one higher",
+				coordinate, data.Runs[1].Jain, data.Runs[0].Jain)
+		}
 	}
 }
