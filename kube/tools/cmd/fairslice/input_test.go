@@ -186,6 +186,7 @@ func TestEveryCommandTakesO(t *testing.T) {
 		{"hints", "testdata/hints-eleven.yaml"},
 		{"route", "--node", "node-a", "testdata/hints-eleven.yaml"},
 		{"diff", "testdata/apf-config.yaml", "testdata/apf-config.yaml"},
+		{"fleet", "--replicas", "2", "--duration", "2s"},
 	} {
 		tested[args[0]] = true
 		seen := false

@@ -24,6 +24,7 @@
 //	hints       print the topology hints a Service's EndpointSlices get
 //	route       print the endpoints a node's kube-proxy uses for a Service
 //	diff        compare two APF configurations: objects, limits, requests that move
+//	fleet       simulate APF on every replica of a fleet: each flow's share against its fair share
 //	help        print help for a command
 //
 // Run "fairslice <command> --help" for a command's flags. Help goes to
@@ -72,6 +73,7 @@ var commands = []command{
 	{"hints", "print the topology hints a Service's EndpointSlices get", runHints},
 	{"route", "print the endpoints a node's kube-proxy uses for a Service", runRoute},
 	{"diff", "compare two APF configurations: objects, limits, requests that move", runDiff},
+	{"fleet", "simulate APF on every replica of a fleet: each flow's share against its fair share", runFleet},
 }
 
 func main() {

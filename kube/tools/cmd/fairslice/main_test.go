@@ -53,7 +53,7 @@ func TestRunDispatch(t *testing.T) {
 }
 
 func TestCommandsTable(t *testing.T) {
-	want := []string{"deal", "odds", "simulate", "classify", "explain", "validate", "lint", "limits", "reconcile", "propagation", "sweep", "hints", "route", "diff"}
+	want := []string{"deal", "odds", "simulate", "classify", "explain", "validate", "lint", "limits", "reconcile", "propagation", "sweep", "hints", "route", "diff", "fleet"}
 	if len(commands) != len(want) {
 		t.Fatalf("commands has %d entries, want %d", len(commands), len(want))
 	}

@@ -1,0 +1,40 @@
+// Package fleet coordinates API Priority and Fairness (package apf)
+// across the replicas of a server, so that fair shares hold for the whole
+// fleet rather than per replica.
+//
+// # Model
+//
+// Every period (DefaultPeriod, upstream's 10 s borrowing period) each
+// replica publishes a Summary to a Store and reads the others' (an
+// Exchange does both; MemoryStore is the in-memory Store, the Lease store
+// lives in the kube module). A summary holds, per priority level, the
+// statistics borrowing already keeps (limits and seat demand), and the
+// replica's heaviest flows (at most MaxTopFlows) with the seats they held
+// and asked for. From its own summary and its peers' a replica takes two
+// decisions, both pure functions:
+//
+//   - LevelLimits: each level's current limit, so that the fleet's seats
+//     follow the fleet's demand (upstream's borrowing over the fleet,
+//     within each level's bounds summed over the replicas);
+//   - FlowCaps: the most seats each heavy flow may hold on this replica,
+//     its fleet-wide max-min fair share (MaxMinFair) minus what the plan
+//     has the other replicas give it, so that a flow present on several
+//     replicas gets one share in total, and a flow pinned to a busy
+//     replica keeps its share there.
+//
+// # Failure modes
+//
+// With no peers (a fleet of one replica, or a store that has been
+// unreachable for a few periods) both decisions are nil: the replica
+// decides alone, exactly as without a fleet. A peer whose summaries stop
+// advancing is forgotten after DefaultStaleAfter of the reader's periods.
+// Summaries carry their publisher's own period counter, never a wall-clock
+// time, so clock skew between replicas does not matter. Nothing here runs
+// on a request's path: the caller runs Exchange.Round off it.
+//
+// # Mapping to Kubernetes
+//
+// KEP-1040 (APF) leaves coordination between kube-apiserver replicas
+// out; every limit upstream enforces is per replica. This package is
+// beyond upstream.
+package fleet

@@ -1,0 +1,239 @@
+package fleetsim
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const exec = time.Second
+
+// spreadAndPinned is one spread flow and n pinned ones, each wanting more
+// than the whole fleet (50 seats per replica serve global-default about 27).
+func spreadAndPinned(n int) Config {
+	heavy := 2.0 * 30 * float64(n) // requests per second of one second each
+	flows := []Flow{{Name: "spread-0", Rate: heavy, Execution: exec, Clients: 2 * n}}
+	for i := range n {
+		flows = append(flows, Flow{Name: fmt.Sprintf("pinned-%d", i), Rate: heavy, Execution: exec, Pinned: true, Replica: i})
+	}
+	return Config{Replicas: n, ServerConcurrencyLimit: 50, Flows: flows, Duration: 30 * time.Second, Seed: 1}
+}
+
+// TestRunShowsPerReplicaFairness checks the arithmetic of per-replica
+// fairness: the spread flow gets about (N+1)/2 times its fair share, the
+// pinned ones about (N+1)/(2N) of theirs.
+func TestRunShowsPerReplicaFairness(t *testing.T) {
+	const n = 3
+	res, err := Run(spreadAndPinned(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range res.Flows {
+		if d := f.FairShare - 1.0/(n+1); d > 1e-9 || d < -1e-9 {
+			t.Errorf("flow %s FairShare = %v, want %v", f.Name, f.FairShare, 1.0/(n+1))
+		}
+		ratio := f.Share / f.FairShare
+		want, lo, hi := 0.67, 0.55, 0.8
+		if strings.HasPrefix(f.Name, "spread") {
+			want, lo, hi = 2, 1.8, 2.2
+		}
+		if ratio < lo || ratio > hi {
+			t.Errorf("flow %s Share/FairShare = %.3f, want about %v (%v to %v)", f.Name, ratio, want, lo, hi)
+		}
+	}
+	if res.Jain > 0.9 {
+		t.Errorf("Jain = %.3f, want well below 1", res.Jain)
+	}
+	checkAccounts(t, spreadAndPinned(n), res)
+}
+
+// checkAccounts checks what every run must satisfy: each request is
+// dispatched, rejected or still waiting; no replica executes more than
+// its seats; shares add up to at most 1.
+func checkAccounts(t *testing.T, cfg Config, res *Result) {
+	t.Helper()
+	requests, rejected, share := 0, 0, 0.0
+	for _, f := range res.Flows {
+		if f.Dispatched+f.Rejected > f.Requests {
+			t.Errorf("flow %s: %d dispatched + %d rejected > %d requests", f.Name, f.Dispatched, f.Rejected, f.Requests)
+		}
+		requests += f.Requests
+		rejected += f.Rejected
+		share += f.Share
+	}
+	if requests != res.Requests || rejected != res.Rejected {
+		t.Errorf("flows' requests, rejected = %d, %d; fleet's %d, %d", requests, rejected, res.Requests, res.Rejected)
+	}
+	if share > 1+1e-9 {
+		t.Errorf("shares add up to %v > 1", share)
+	}
+	for i, r := range res.Replicas {
+		if r.Utilisation > 1+1e-9 {
+			t.Errorf("replica %d Utilisation = %v > 1", i, r.Utilisation)
+		}
+	}
+	if res.RejectedWhileIdle > res.Rejected {
+		t.Errorf("RejectedWhileIdle = %d > Rejected = %d", res.RejectedWhileIdle, res.Rejected)
+	}
+}
+
+func TestRunIsDeterministic(t *testing.T) {
+	cfg := spreadAndPinned(2)
+	cfg.Duration = 12 * time.Second
+	cfg.GoAway = GoAway{Mode: GoAwayRandom, Chance: 0.01}
+	a, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(a, b); d != "" {
+		t.Errorf("Run twice (-first +second):\n%s", d)
+	}
+	cfg.Seed++
+	c, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmp.Equal(a, c) {
+		t.Errorf("Run with seeds %d and %d gave the same result", cfg.Seed-1, cfg.Seed)
+	}
+}
+
+// TestRunLightFlowsGetTheirDemand: flows below capacity are all served.
+func TestRunLightFlowsGetTheirDemand(t *testing.T) {
+	for _, b := range []Balancer{BalancerPinned, BalancerRoundRobin, BalancerLeastInflight} {
+		cfg := Config{Replicas: 3, ServerConcurrencyLimit: 50, Balancer: b, Duration: 30 * time.Second, Seed: 3,
+			Flows: []Flow{{Name: "a", Rate: 20, Execution: exec, Clients: 3}, {Name: "b", Rate: 10, Execution: exec, Clients: 6}}}
+		res, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Rejected != 0 {
+			t.Errorf("%s: Rejected = %d, want 0", b, res.Rejected)
+		}
+		for _, f := range res.Flows {
+			if r := f.Share / f.FairShare; r < 0.8 || r > 1.2 {
+				t.Errorf("%s: flow %s Share/FairShare = %.3f, want about 1", b, f.Name, r)
+			}
+		}
+		// Light load spreads evenly over the replicas by every balancer.
+		t.Logf("%s: UtilisationSpread = %.3f", b, res.UtilisationSpread)
+		if res.UtilisationSpread > 1.5 {
+			t.Errorf("%s: UtilisationSpread = %.3f, want at most 1.5", b, res.UtilisationSpread)
+		}
+		checkAccounts(t, cfg, res)
+	}
+}
+
+// TestRunPinnedToOneReplica: flows pinned to replica 0 are served only
+// there, and its rejections happen while the rest of the fleet idles.
+func TestRunPinnedToOneReplica(t *testing.T) {
+	cfg := Config{Replicas: 3, ServerConcurrencyLimit: 50, Duration: 30 * time.Second, Seed: 5,
+		Flows: []Flow{
+			{Name: "p0", Rate: 100, Execution: exec, Pinned: true},
+			{Name: "p1", Rate: 100, Execution: exec, Pinned: true},
+			{Name: "light", Rate: 6, Execution: exec, Clients: 3},
+		}}
+	res, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]int{0}, res.Flows[0].Lands); d != "" {
+		t.Errorf("pinned flow Lands (-want +got):\n%s", d)
+	}
+	if res.RejectedWhileIdle == 0 || res.UtilisationSpread < 2 {
+		t.Errorf("RejectedWhileIdle = %d, UtilisationSpread = %.3f; want rejections while idle and a spread above 2",
+			res.RejectedWhileIdle, res.UtilisationSpread)
+	}
+	checkAccounts(t, cfg, res)
+
+	// A targeted GOAWAY moves the pinned connections off the busy replica.
+	cfg.GoAway = GoAway{Mode: GoAwayTargeted}
+	moved, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if moved.GoAways == 0 || moved.RejectedWhileIdle >= res.RejectedWhileIdle || moved.UtilisationSpread >= res.UtilisationSpread {
+		t.Errorf("with targeted GOAWAY: GoAways %d, RejectedWhileIdle %d, UtilisationSpread %.3f; want some, fewer than %d, below %.3f",
+			moved.GoAways, moved.RejectedWhileIdle, moved.UtilisationSpread, res.RejectedWhileIdle, res.UtilisationSpread)
+	}
+	if d := cmp.Diff([]int{0, 1, 2}, moved.Flows[0].Lands); d != "" {
+		t.Errorf("pinned flow Lands with GOAWAY (-want +got):\n%s", d)
+	}
+	checkAccounts(t, cfg, moved)
+}
+
+func TestRunRefusesBadConfig(t *testing.T) {
+	_, err := Run(Config{Replicas: 0, Balancer: "random", GoAway: GoAway{Mode: "sometimes", Chance: 0.5}, Warmup: -1, CoordinationPeriod: -1,
+		Flows: []Flow{{Name: "a", Rate: -1}, {Name: "a", Execution: exec, Pinned: true, Replica: 4, Clients: 2}}})
+	if err == nil {
+		t.Fatal("Run(bad config) = nil error")
+	}
+	for _, want := range []string{
+		"Config.Replicas=0", "Config.ServerConcurrencyLimit=0", "Config.Duration=0s", `Config.Balancer="random"`,
+		`Config.GoAway.Mode="sometimes"`, "Config.GoAway.Chance=0.5", "Config.Flows[0].Rate=-1",
+		"Config.Flows[0].Execution=0s", `Config.Flows[1].Name="a" is not unique`, "Config.Flows[1].Clients=2",
+		"Config.Flows[1].Replica=4", "Config.Warmup=-1ns", "Config.CoordinationPeriod=-1ns",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Run(bad config) error does not name %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestRunRefusesFlowOutsideLevel(t *testing.T) {
+	_, err := Run(Config{Replicas: 1, ServerConcurrencyLimit: 50, Duration: time.Second, Level: "workload-low",
+		Flows: []Flow{{Name: "a", Rate: 1, Execution: exec}}})
+	if err == nil || !strings.Contains(err.Error(), `classified to priority level "global-default", not Config.Level "workload-low"`) {
+		t.Errorf("Run(flow outside level) error = %v", err)
+	}
+}
+
+// TestRunCoordinatedIsFair is issue 25's second bar: with the exchange on,
+// every flow's share is within ±10% of its fair share (Jain >= 0.95),
+// measured after the first two periods.
+func TestRunCoordinatedIsFair(t *testing.T) {
+	cfg := spreadAndPinned(3)
+	cfg.Duration, cfg.Warmup, cfg.Coordinate = time.Minute, 20*time.Second, true
+	res, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range res.Flows {
+		if r := f.Share / f.FairShare; r < 0.9 || r > 1.1 {
+			t.Errorf("flow %s Share/FairShare = %.3f, want 0.9 to 1.1", f.Name, r)
+		}
+	}
+	if res.Jain < 0.95 {
+		t.Errorf("Jain = %.3f, want at least 0.95", res.Jain)
+	}
+	checkAccounts(t, cfg, res)
+}
+
+// TestRunCoordinatedFleetOfOne: a replica without peers decides as
+// without coordination, to the request.
+func TestRunCoordinatedFleetOfOne(t *testing.T) {
+	cfg := spreadAndPinned(1)
+	cfg.Duration = 35 * time.Second
+	alone, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Coordinate = true
+	coordinated, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(alone, coordinated); d != "" {
+		t.Errorf("one replica, uncoordinated (-) and coordinated (+):\n%s", d)
+	}
+}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fairslice/fairslice/kube/pictures"
+)
+
+// invokeFleet runs "fairslice fleet args -o json" and decodes the report.
+func invokeFleet(t *testing.T, args ...string) fleetReport {
+	t.Helper()
+	code, stdout, stderr := invoke(append([]string{"fleet", "-o", "json"}, args...)...)
+	if code != exitOK {
+		t.Fatalf("fleet %q = %d, stderr:\n%s", args, code, stderr)
+	}
+	var r fleetReport
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatalf("fleet %q: %v\n%s", args, err, stdout)
+	}
+	return r
+}
+
+// TestFleetUncoordinatedIsUnfair is issue 25's first bar: with one spread
+// and N pinned flows, each replica is fair only among the flows it sees,
+// so the spread flow gets at least 1.8 times its fair share ((N+1)/2 by
+// the arithmetic) and each pinned flow about half of its own ((N+1)/(2N)).
+func TestFleetUncoordinatedIsUnfair(t *testing.T) {
+	for _, n := range []int{3, 5} {
+		r := invokeFleet(t, "--replicas", strconv.Itoa(n), "--duration", "30s")
+		if len(r.Flows) != n+1 {
+			t.Fatalf("fleet --replicas %d: %d flows, want %d", n, len(r.Flows), n+1)
+		}
+		for _, f := range r.Flows {
+			got := f.Share / f.FairShare
+			switch f.Kind {
+			case "spread":
+				if got < 1.8 {
+					t.Errorf("fleet --replicas %d: %s share/fairShare = %.3f, want at least 1.8", n, f.Name, got)
+				}
+			case "pinned":
+				if got < 0.4 || got > 0.75 {
+					t.Errorf("fleet --replicas %d: %s share/fairShare = %.3f, want about half (0.4 to 0.75)", n, f.Name, got)
+				}
+			default:
+				t.Errorf("fleet --replicas %d: flow %s has kind %q", n, f.Name, f.Kind)
+			}
+		}
+		if r.Jain > 0.9 {
+			t.Errorf("fleet --replicas %d: jain = %.3f, want below 0.9", n, r.Jain)
+		}
+	}
+}
+
+// TestFleetCoordinatedIsFair is issue 25's second bar: with
+// --coordinate=true every flow is within ±10% of its fair share and
+// Jain's index is at least 0.95, for N = 3 and 5.
+func TestFleetCoordinatedIsFair(t *testing.T) {
+	for _, n := range []int{3, 5} {
+		r := invokeFleet(t, "--replicas", strconv.Itoa(n), "--coordinate=true")
+		if !r.Coordinate || len(r.Flows) != n+1 {
+			t.Fatalf("fleet --replicas %d --coordinate=true: coordinate %v, %d flows", n, r.Coordinate, len(r.Flows))
+		}
+		for _, f := range r.Flows {
+			if got := f.Share / f.FairShare; got < 0.9 || got > 1.1 {
+				t.Errorf("fleet --replicas %d --coordinate=true: %s share/fairShare = %.3f, want 0.9 to 1.1", n, f.Name, got)
+			}
+		}
+		if r.Jain < 0.95 {
+			t.Errorf("fleet --replicas %d --coordinate=true: jain = %.3f, want at least 0.95", n, r.Jain)
+		}
+	}
+}
+
+// TestFleetJSONKeys checks the -o json contract's keys, exactly.
+func TestFleetJSONKeys(t *testing.T) {
+	code, stdout, stderr := invoke("fleet", "--replicas", "2", "--light", "1", "--duration", "5s", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("fleet = %d, stderr:\n%s", code, stderr)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"balancer", "coordinate", "flows", "goaway", "jain", "rejected", "rejectedWhileIdle", "replicas", "utilisationSpread"}
+	if d := cmp.Diff(want, sortedKeys(doc)); d != "" {
+		t.Errorf("fleet -o json keys (-want +got):\n%s", d)
+	}
+	var flows []map[string]json.RawMessage
+	if err := json.Unmarshal(doc["flows"], &flows); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, f := range flows {
+		if d := cmp.Diff([]string{"fairShare", "kind", "name", "share"}, sortedKeys(f)); d != "" {
+			t.Errorf("fleet -o json flow keys (-want +got):\n%s", d)
+		}
+		var k string
+		_ = json.Unmarshal(f["kind"], &k)
+		kinds = append(kinds, k)
+	}
+	if d := cmp.Diff([]string{"spread", "pinned", "pinned", "light"}, kinds); d != "" {
+		t.Errorf("fleet --replicas 2 --light 1 kinds (-want +got):\n%s", d)
+	}
+	for key, want := range map[string]string{"replicas": "2", "balancer": `"round-robin"`, "coordinate": "false", "goaway": `"off"`} {
+		if got := string(doc[key]); got != want {
+			t.Errorf("fleet -o json %q = %s, want %s", key, got, want)
+		}
+	}
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// TestFleetPinnedToOneReplica: every pinned flow on replica 0 and light
+// flows everywhere; without GOAWAY replica 0 rejects while the fleet
+// idles, and a targeted GOAWAY moves the pinned clients away.
+func TestFleetPinnedToOneReplica(t *testing.T) {
+	args := []string{"--replicas", "3", "--spread", "0", "--pinned-to", "0", "--light", "3", "--duration", "30s"}
+	off := invokeFleet(t, args...)
+	if off.RejectedWhileIdle == 0 || float64(off.UtilisationSpread) < 2 {
+		t.Errorf("fleet %q: rejectedWhileIdle %d, utilisationSpread %.3f; want some, and above 2",
+			args, off.RejectedWhileIdle, float64(off.UtilisationSpread))
+	}
+	targeted := invokeFleet(t, append(args, "--goaway", "targeted")...)
+	if targeted.RejectedWhileIdle*10 > off.RejectedWhileIdle || float64(targeted.UtilisationSpread) > 1.25 {
+		t.Errorf("fleet %q --goaway targeted: rejectedWhileIdle %d, utilisationSpread %.3f; want at most a tenth of %d, and at most 1.25",
+			args, targeted.RejectedWhileIdle, float64(targeted.UtilisationSpread), off.RejectedWhileIdle)
+	}
+}
+
+func TestFleetIsDeterministic(t *testing.T) {
+	args := []string{"fleet", "--replicas", "2", "--duration", "5s", "--goaway", "random", "--balancer", "pinned", "--seed", "7"}
+	_, a, _ := invoke(args...)
+	_, b, _ := invoke(args...)
+	if a != b || a == "" {
+		t.Errorf("fleet %q twice:\n%s\nthen\n%s", args, a, b)
+	}
+}
+
+func TestFleetRefusesBadFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--replicas", "0"}, exitUsage, "--replicas 0"},
+		{[]string{"--replicas", "17"}, exitUsage, "--replicas 17"},
+		{[]string{"--pinned-to", "3"}, exitUsage, "--pinned-to 3"},
+		{[]string{"--balancer", "random"}, exitUsage, `--balancer "random"`},
+		{[]string{"--goaway", "sometimes"}, exitUsage, `--goaway "sometimes"`},
+		{[]string{"--duration", "0s"}, exitUsage, "--duration 0s"},
+		{[]string{"--spread", "0", "--pinned", "0"}, exitUsage, "no flows"},
+		{[]string{"extra"}, exitUsage, `unexpected argument "extra"`},
+	}
+	for _, tt := range tests {
+		code, _, stderr := invoke(append([]string{"fleet"}, tt.args...)...)
+		if code != tt.code || !strings.Contains(stderr, tt.want) {
+			t.Errorf("fleet %q = %d, stderr %q; want %d and %q", tt.args, code, stderr, tt.code, tt.want)
+		}
+	}
+}
+
+// TestFleetPicture: --svg draws the run printed and the other one, the
+// uncoordinated run left, whichever was asked for.
+func TestFleetPicture(t *testing.T) {
+	for _, coordinate := range []string{"--coordinate=false", "--coordinate=true"} {
+		dir := t.TempDir()
+		svg := filepath.Join(dir, "fleet.svg")
+		code, stdout, stderr := invoke("fleet", "--replicas", "2", "--duration", "45s", coordinate, "-o", "json", "--svg", svg)
+		if code != exitOK {
+			t.Fatalf("fleet %s --svg = %d, stderr:\n%s", coordinate, code, stderr)
+		}
+		b, err := os.ReadFile(svg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSVG(t, svg, b)
+		var data pictures.FleetData
+		if err := pictures.ReadData(bytes.NewReader(b), &data); err != nil {
+			t.Fatal(err)
+		}
+		var r fleetReport
+		if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+			t.Fatal(err)
+		}
+		if len(data.Runs) != 2 || data.Runs[0].Label != "uncoordinated" || data.Runs[1].Label != "coordinated" {
+			t.Fatalf("fleet %s --svg runs = %+v, want uncoordinated then coordinated", coordinate, data.Runs)
+		}
+		printed := 0
+		if r.Coordinate {
+			printed = 1
+		}
+		if d := cmp.Diff(fleetRunOf(r), data.Runs[printed]); d != "" {
+			t.Errorf("fleet %s --svg: the printed run (-printed +drawn):\n%s", coordinate, d)
+		}
+		if data.Runs[1].Jain <= data.Runs[0].Jain {
+			t.Errorf("fleet %s --svg: coordinated Jain %.3f, uncoordinated %.3f; want the coordinated one higher",
+				coordinate, data.Runs[1].Jain, data.Runs[0].Jain)
+		}
+	}
+}
