@@ -11,7 +11,7 @@ import (
 
 	"github.com/fairslice/fairslice/apf/fleet"
 	"github.com/fairslice/fairslice/apf/fleetsim"
-	"github.com/fairslice/fairslice/kube/pictures"
+	"github.com/fairslice/fairslice/kube/tools/pictures"
 )
 
 const fleetUsage = `Usage:

@@ -3,7 +3,7 @@ package main
 import (
 	"io"
 
-	"github.com/fairslice/fairslice/kube/pictures"
+	"github.com/fairslice/fairslice/kube/tools/pictures"
 )
 
 // drawFleet writes the picture of the fleet report r, run with flags ff:

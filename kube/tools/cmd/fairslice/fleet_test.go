@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fairslice/fairslice/kube/pictures"
+	"github.com/fairslice/fairslice/kube/tools/pictures"
 )
 
 // invokeFleet runs "fairslice fleet args -o json" and decodes the report.
