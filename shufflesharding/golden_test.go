@@ -1,7 +1,7 @@
 // Golden vectors recorded from upstream Kubernetes' dealer.
 // Regenerate testdata/upstream_hands.json with:
 //
-//	cd kube/verify && go run ./verify/cmd/shufflegolden
+//	cd kube/verify && go run ./cmd/shufflegolden
 
 package shufflesharding
 

@@ -11,7 +11,7 @@ const goldenPath = "../../../../shufflesharding/testdata/upstream_hands.json"
 
 // TestGoldenFileUpToDate fails when the checked-in golden file differs from
 // what the generator produces now, for example after an upstream version
-// bump; regenerate with "cd kube/verify && go run ./verify/cmd/shufflegolden".
+// bump; regenerate with "cd kube/verify && go run ./cmd/shufflegolden".
 func TestGoldenFileUpToDate(t *testing.T) {
 	g, err := build()
 	if err != nil {
@@ -26,7 +26,7 @@ func TestGoldenFileUpToDate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s is stale (%d bytes, generator gives %d); run: cd kube/verify && go run ./verify/cmd/shufflegolden", goldenPath, len(got), len(want))
+		t.Errorf("%s is stale (%d bytes, generator gives %d); run: cd kube/verify && go run ./cmd/shufflegolden", goldenPath, len(got), len(want))
 	}
 }
 
