@@ -27,7 +27,7 @@ import (
 // The README's pictures, docs/img/*.svg, are written by these commands
 // (paths relative to kube/tools/). Regenerate them with
 //
-//	cd kube/tools && go test ./tools/cmd/fairslice -run TestReadmePictures -pictures.update
+//	cd kube/tools && go test ./cmd/fairslice -run TestReadmePictures -pictures.update
 var readmePictures = []struct {
 	file string
 	args []string
@@ -67,7 +67,7 @@ func TestReadmePictures(t *testing.T) {
 		}
 		w, err := os.ReadFile(want)
 		if err != nil || !bytes.Equal(w, b) {
-			t.Errorf("%s is not what fairslice %s draws today (err %v); regenerate with: cd kube/tools && go test ./tools/cmd/fairslice -run TestReadmePictures -pictures.update",
+			t.Errorf("%s is not what fairslice %s draws today (err %v); regenerate with: cd kube/tools && go test ./cmd/fairslice -run TestReadmePictures -pictures.update",
 				want, strings.Join(p.args, " "), err)
 		}
 	}
