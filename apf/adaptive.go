@@ -147,7 +147,9 @@ func (c *Controller) startAdaptiveLocked(now time.Time) {
 	a.rule.start(now, floor)
 	a.countFrom.Store(a.rule.countFrom.UnixNano())
 	a.next.Store(now.Add(a.interval).UnixNano())
-	c.setTotalLocked(now, floor)
+	if floor != c.total {
+		c.setTotalLocked(now, floor)
+	}
 }
 
 // Total returns the seats currently divided among the priority levels:

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/fairslice/fairslice/fairqueue"
@@ -19,6 +18,13 @@ import (
 // their own, each settled before the next step), recording every
 // decision per priority level. Two controllers that decide alike give
 // equal traces.
+
+// fataler is what runTrace needs of a *testing.T or *rapid.T.
+type fataler interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
 
 // traceOp is one step: advance the clock by Gap, then one request of
 // group Level from user User taking Seats for Hold once dispatched.
@@ -167,7 +173,13 @@ func (o *traceRecorder) LevelLimits(pl string, l Limits) {
 // runTrace drives tc through a controller built with opts (its
 // ServerConcurrencyLimit, Clock and Observer are set here) and returns the
 // decisions, level by level in name order.
-func runTrace(t testing.TB, tc traceCase, opts Options) string {
+func runTrace(t fataler, tc traceCase, opts Options) string {
+	t.Helper()
+	return runTraceWith(t, tc, opts, nil)
+}
+
+// runTraceWith is runTrace calling check, if not nil, after each step.
+func runTraceWith(t fataler, tc traceCase, opts Options, check func(c *Controller, step int)) string {
 	t.Helper()
 	clk := newFakeClock()
 	rec := &traceRecorder{clk: clk, lines: map[string][]string{}, settle: map[*Request]chan struct{}{}, ids: map[*Request]int{}}
@@ -259,6 +271,9 @@ func runTrace(t testing.TB, tc traceCase, opts Options) string {
 		}
 		c.Stats() // every level's lock once: the arrival has completed
 		schedule()
+		if check != nil {
+			check(c, i)
+		}
 	}
 	advance(clk.Now().Add(10 * time.Second))
 	rec.mu.Lock()
