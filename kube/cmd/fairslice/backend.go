@@ -11,67 +11,13 @@ import (
 
 	"github.com/fairslice/fairslice/apf"
 	"github.com/fairslice/fairslice/apf/backendsim"
+	"github.com/fairslice/fairslice/kube/internal/cliflag"
 )
-
-// concurrencyFlag is --server-concurrency: a number of seats, or "auto"
-// for the adaptive total.
-type concurrencyFlag struct {
-	n    int
-	auto bool
-}
-
-func (c *concurrencyFlag) String() string {
-	if c.auto {
-		return "auto"
-	}
-	return strconv.Itoa(c.n)
-}
-
-func (c *concurrencyFlag) Set(s string) error {
-	if s == "auto" {
-		c.auto = true
-		return nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return fmt.Errorf("%q is neither a number of seats nor auto", s)
-	}
-	c.n, c.auto = n, false
-	return nil
-}
-
-// slotChanges is --backend-slots-at T=N, repeatable.
-type slotChanges []backendsim.Change
-
-func (s *slotChanges) String() string {
-	parts := make([]string, len(*s))
-	for i, c := range *s {
-		parts[i] = fmt.Sprintf("%v=%d", c.At, c.Slots)
-	}
-	return strings.Join(parts, ",")
-}
-
-func (s *slotChanges) Set(v string) error {
-	at, n, ok := strings.Cut(v, "=")
-	if !ok {
-		return fmt.Errorf("%q is not T=N (a duration and a number of slots, like 15s=4)", v)
-	}
-	d, err := time.ParseDuration(at)
-	if err != nil {
-		return fmt.Errorf("%q: %v", v, err)
-	}
-	slots, err := strconv.Atoi(n)
-	if err != nil {
-		return fmt.Errorf("%q: slots %q is not a number", v, n)
-	}
-	*s = append(*s, backendsim.Change{At: d, Slots: slots})
-	return nil
-}
 
 // backendFlags are simulate's flags for the backend-capacity model.
 type backendFlags struct {
 	slots    int
-	at       slotChanges
+	at       cliflag.SlotChanges
 	work     time.Duration
 	users    int
 	load     float64
@@ -129,12 +75,12 @@ type backendSweepPoint struct {
 }
 
 // run implements simulate --backend-slots.
-func (b *backendFlags) run(sc concurrencyFlag, out outputFormat, stdout, stderr io.Writer) int {
-	if sc.n <= 0 && !sc.auto {
+func (b *backendFlags) run(sc cliflag.Concurrency, out outputFormat, stdout, stderr io.Writer) int {
+	if sc.N <= 0 && !sc.Auto {
 		return usageError(stderr, "simulate", "--server-concurrency must be a positive number or auto")
 	}
-	static := sc.n
-	if sc.auto {
+	static := sc.N
+	if sc.Auto {
 		static = 600 // the ceiling: upstream's default total
 	}
 	var totals []int
@@ -149,7 +95,7 @@ func (b *backendFlags) run(sc concurrencyFlag, out outputFormat, stdout, stderr 
 	}
 	cfg := backendsim.Config{Slots: b.slots, Changes: b.at, Work: b.work, Users: b.users, Load: b.load,
 		Timeout: b.timeout, Duration: b.duration, Static: static, Seed: b.seed}
-	if sc.auto {
+	if sc.Auto {
 		cfg.Adaptive = &apf.AdaptiveOptions{}
 	}
 	r, err := backendsim.Run(cfg)
