@@ -7,17 +7,30 @@ import (
 	"github.com/fairslice/fairslice/flowschema"
 )
 
+// setTotalLocked is the one place where the levels' limits follow from
+// a total: it makes total the seats divided among the levels, recomputes
+// their static limits from their shares (setStaticLocked) and re-divides
+// the current limits by borrowing with the demand already measured
+// (divideLocked). The static total (Options.ServerConcurrencyLimit) is set
+// once; the adaptive total (adaptive.go) calls it when its total moves.
+// Called with c.mu held.
+func (c *Controller) setTotalLocked(now time.Time, total int) {
+	c.total = total
+	c.setStaticLocked(nil)
+	c.divideLocked(now)
+}
+
 // setStaticLocked recomputes every live level's static limits from the
-// shares of all of them (quiescing ones included, as upstream). Levels in
-// created start at their initial limit with no demand history. Called with
-// c.mu held.
+// shares of all of them (quiescing ones included, as upstream) and the
+// current total. Levels in created start at their initial limit with no
+// demand history. Called with c.mu held.
 func (c *Controller) setStaticLocked(created []*level) {
 	levels := c.sortedLevels()
 	specs := make([]flowschema.PriorityLevelConfiguration, len(levels))
 	for i, lv := range levels {
 		specs[i] = lv.spec
 	}
-	lims, err := flowschema.ComputeLimits(c.serverCL, specs)
+	lims, err := flowschema.ComputeLimits(c.total, specs)
 	if err != nil {
 		return // unvalidated negative shares: keep the previous limits
 	}
@@ -41,19 +54,28 @@ func (c *Controller) setStaticLocked(created []*level) {
 }
 
 // adjustLocked runs one borrowing adjustment at now (upstream's
-// updateBorrowingLocked) and applies the new limits to the queue sets.
-// Called with c.mu held.
+// updateBorrowingLocked): every level's demand over the period is folded
+// into its statistics, and the total is re-divided. Called with c.mu held.
 func (c *Controller) adjustLocked(now time.Time) {
-	levels := c.sortedLevels()
-	in := make([]flowschema.BorrowingLevel, len(levels))
-	for i, lv := range levels {
+	for _, lv := range c.sortedLevels() {
 		lv.mu.Lock()
 		res := lv.qs.ResetDemand(now)
 		lv.mu.Unlock()
 		lv.demand.Update(res)
+	}
+	c.divideLocked(now)
+}
+
+// divideLocked divides the total among the levels by borrowing
+// (flowschema.Borrow) from their static limits and demand statistics, and
+// applies the new current limits to the queue sets. Called with c.mu held.
+func (c *Controller) divideLocked(now time.Time) {
+	levels := c.sortedLevels()
+	in := make([]flowschema.BorrowingLevel, len(levels))
+	for i, lv := range levels {
 		in[i] = flowschema.BorrowingLevel{Limits: lv.static, Demand: lv.demand, CurrentCL: lv.limits.Current}
 	}
-	a := flowschema.Borrow(c.serverCL, in, c.borrow)
+	a := flowschema.Borrow(c.total, in, c.borrow)
 	for i, lv := range levels {
 		la := &a.Levels[i]
 		lv.limits.Current = la.CurrentCL
@@ -69,12 +91,13 @@ func (c *Controller) adjustLocked(now time.Time) {
 	}
 }
 
-// concurrencyDenominator is upstream's denominator of utilization metrics.
+// concurrencyDenominator is upstream's denominator of utilization metrics
+// (a tenth of the total when the limit is 0).
 func (c *Controller) concurrencyDenominator(current int) int {
 	if current > 0 {
 		return current
 	}
-	return max(1, int(math.Round(float64(c.serverCL)/10)))
+	return max(1, int(math.Round(float64(c.total)/10)))
 }
 
 // queueCapacity is upstream's denominator of the waiting-requests ratio.

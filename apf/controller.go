@@ -68,6 +68,12 @@ type Options struct {
 	// naming a missing exempt level is skipped. For differential testing
 	// against that controller; the zero value is strict (see New).
 	Lenient bool
+	// Adaptive, when not nil, makes the total seats divided among the
+	// priority levels follow the execution latency the controller measures
+	// (see the package doc, "Adaptive total"), starting from its floor;
+	// ServerConcurrencyLimit is then the default ceiling. nil keeps the
+	// static total, upstream's behaviour, decision for decision.
+	Adaptive *AdaptiveOptions
 	// QueueSet carries the fairqueue options every priority level's queue
 	// set gets (the Fix… switches, ServiceDuration); its Name, Queues,
 	// HandSize, QueueLengthLimit and ConcurrencyLimit are ignored.
@@ -149,6 +155,8 @@ type Controller struct {
 	obs      Observer
 	observe  bool // obs is the caller's: build events only then
 	serverCL int
+	total    int // seats divided among the levels (guarded by mu): serverCL, or the adaptive total
+	adapt    *adaptive
 	base     fairqueue.Config
 	borrow   flowschema.BorrowingOptions
 	retry    *RetryAfter
@@ -203,6 +211,11 @@ func New(objects *flowschema.Config, opts Options) (*Controller, error) {
 	if opts.QueueSet.ServiceDuration < 0 {
 		errs = append(errs, fmt.Errorf("apf: Options.QueueSet.ServiceDuration=%v must not be negative", opts.QueueSet.ServiceDuration))
 	}
+	if a := opts.Adaptive; a != nil {
+		if err := a.validate(opts.ServerConcurrencyLimit); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -210,7 +223,7 @@ func New(objects *flowschema.Config, opts Options) (*Controller, error) {
 		objects = flowschema.DefaultConfig()
 	}
 	c := &Controller{
-		clock: opts.Clock, obs: opts.Observer, serverCL: opts.ServerConcurrencyLimit,
+		clock: opts.Clock, obs: opts.Observer, serverCL: opts.ServerConcurrencyLimit, total: opts.ServerConcurrencyLimit,
 		base: opts.QueueSet, borrow: opts.Borrowing, retry: NewRetryAfter(), lenient: opts.Lenient,
 		levels: map[string]*level{}, closing: make(chan struct{}),
 	}
@@ -224,6 +237,12 @@ func New(objects *flowschema.Config, opts Options) (*Controller, error) {
 	}
 	if err := c.Reconfigure(objects); err != nil {
 		return nil, err
+	}
+	if opts.Adaptive != nil {
+		c.adapt = newAdaptive(opts.Adaptive, opts.ServerConcurrencyLimit)
+		c.mu.Lock()
+		c.startAdaptiveLocked(c.clock.Now())
+		c.mu.Unlock()
 	}
 	switch {
 	case opts.AdjustPeriod == 0:
@@ -329,7 +348,7 @@ func (c *Controller) digestLocked(now time.Time, cls *flowschema.Classifier, obj
 	pls := cls.PriorityLevels()
 	// The only errors ComputeLimits has left after Compile come from the
 	// shares; check them before changing anything.
-	if _, err := flowschema.ComputeLimits(c.serverCL, pls); err != nil {
+	if _, err := flowschema.ComputeLimits(c.total, pls); err != nil {
 		return fmt.Errorf("apf: %w", err)
 	}
 	next := make(map[string]*level, len(pls))
@@ -530,6 +549,9 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (Tic
 		s := c.snap.Load()
 		return Ticket{}, c.closedError(s.classification(s.cls.Classify(&fr)))
 	}
+	if c.adapt != nil {
+		c.maybeRevise(c.clock.Now())
+	}
 	t := c.newTicket()
 	for {
 		s := c.snap.Load()
@@ -563,6 +585,9 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (Tic
 		now := c.clock.Now()
 		reason := lv.qs.Arrive(now, &t.r, d.FlowHash, we)
 		if reason != "" {
+			if c.adapt != nil {
+				lv.win.pressed = true
+			}
 			c.obs.Rejected(t.event(0), reason)
 			lv.mu.Unlock()
 			return Ticket{}, c.rejected(t, reason, nil)
@@ -574,6 +599,9 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (Tic
 		// Only a waiting request needs a channel to be woken by; its
 		// dispatch needs lv.mu, so it cannot happen before this.
 		t.ready = make(chan struct{})
+		if c.adapt != nil {
+			lv.win.pressed = true
+		}
 		starved := c.starvation && !lv.exempt && lv.qcfg.ConcurrencyLimit == 0
 		lv.mu.Unlock()
 		if starved {
@@ -646,6 +674,9 @@ func (h Ticket) Finish() {
 	}
 	now := c.clock.Now()
 	at, lingering := lv.qs.Finish(now, &t.r)
+	if c.adapt != nil {
+		c.adapt.sampled(lv, t.r.StartTime(), now.Sub(t.r.StartTime()))
+	}
 	if c.observe {
 		c.obs.Finished(t.event(0), now.Sub(t.r.StartTime()))
 	}
@@ -670,6 +701,9 @@ func (h Ticket) Finish() {
 	lv.mu.Unlock()
 	if reap {
 		c.maybeReap(lv)
+	}
+	if c.adapt != nil {
+		c.maybeRevise(now)
 	}
 }
 

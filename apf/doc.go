@@ -36,6 +36,82 @@
 // concurrency (quiescing, shown by dump_priority_levels) and is dropped
 // when idle; requests are never lost.
 //
+// # Where the limits come from
+//
+// One function sets every level's limits from a total: setTotalLocked
+// (borrowing.go) takes the total, recomputes each level's nominal,
+// lendable and borrowing seats from the shares (flowschema.ComputeLimits)
+// and re-divides the current limits by borrowing (flowschema.Borrow) with
+// the demand statistics of the last periodic adjustment. The periodic
+// adjustment folds a period's demand in and re-divides the same total.
+// The total is Options.ServerConcurrencyLimit unless Options.Adaptive is
+// set; anything else that moves the total should call setTotalLocked too.
+//
+// # Adaptive total
+//
+// Off by default (Options.Adaptive nil): the total is then the static
+// ServerConcurrencyLimit and every decision is upstream's (the golden
+// decision traces in testdata/decisions.golden were recorded before the
+// adaptive total existed and still match). With Options.Adaptive the total
+// follows latency, measured by the controller itself: the execution time
+// (dispatch to Finish) of each request, per priority level, on the
+// controller's Clock, and optionally the Go runtime's scheduling latency
+// (AdaptiveOptions.SchedulerLatencyTarget). Revisions run every
+// AdaptiveOptions.Interval (DefaultAdaptiveInterval, 100 ms), triggered by
+// a request arriving or finishing (no goroutine or timer of its own), and
+// use a window only once it holds MinSamples executions
+// (DefaultAdaptiveMinSamples, 10). The rule (gradient.go):
+//
+//  1. Probe. Start at the floor and wait until no limited level executes
+//     more seats than its limit (the work admitted earlier has left); the
+//     mean execution time of each level over the next window is its
+//     baseline, the no-load latency. Re-probe every ProbeInterval
+//     (DefaultProbeInterval, 30 s), then resume at the total before.
+//  2. Slow start (after the first probe only). Double the total each
+//     window while the latency ratio stays within Tolerance and a limited
+//     level was short of seats (a request waited or was rejected).
+//  3. Steady. ratio = the sample-weighted mean over levels of mean
+//     execution / baseline (a baseline follows a lower mean down);
+//     gradient = clamp(Tolerance/ratio, AdaptiveMinGradient 0.5, 1),
+//     lowered to the scheduler signal's target/p99 when that is over its
+//     target; total' = total·gradient, plus AdaptiveHeadroom·√total (0.5)
+//     when the gradient is 1 and a level was short of seats.
+//  4. Bounds. The total stays within [floor, ceiling]: the floor is
+//     AdaptiveOptions.Min (at least 1) and never less than what the
+//     mandatory catch-all level needs to keep one seat; the ceiling is
+//     AdaptiveOptions.Max, by default ServerConcurrencyLimit. Exempt
+//     requests are never limited: the exempt level queues nothing and
+//     ignores its limit, whatever the total.
+//
+// Each level's seats then follow from the total through setTotalLocked, as
+// upstream's shares prescribe, and borrowing keeps re-dividing them every
+// period. Tolerance defaults to DefaultAdaptiveTolerance (1.05): the total
+// settles where the backend runs about √total/2 requests beyond what it
+// serves without queueing. backendsim simulates it against a backend of N
+// slots.
+//
+// How it differs from its peers:
+//   - Netflix concurrency-limits' Gradient2 compares a short-term with a
+//     long-term (exponentially averaged) RTT and adds a fixed queue size
+//     with smoothing; here the baseline is measured by probing (a
+//     long-term average drifts up under sustained overload), per priority
+//     level, and the growth is √total without smoothing.
+//   - Vegas estimates the queue as limit·(1 − RTTnoload/RTT) and moves the
+//     limit by small steps between two thresholds; here the same ratio
+//     scales the total multiplicatively, so a halving of capacity is
+//     followed within a window or two.
+//   - Envoy's adaptive concurrency (gradient controller) is closest:
+//     minRTT measured at a low concurrency, periodically, and
+//     limit·gradient + √limit. Here the probe ends only once earlier work
+//     has drained, latencies are per priority level, growth requires a
+//     level short of seats, and what moves is a total divided among
+//     priority levels with fair queuing, not one limit in front of one
+//     upstream.
+//   - CockroachDB's admission control adapts CPU slots from the Go
+//     scheduler's run-queue length and latency inside one database; here
+//     scheduler latency is an optional second signal and execution time
+//     the first.
+//
 // # Mapping to Kubernetes
 //
 // Controller is upstream's APF config controller

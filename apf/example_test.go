@@ -141,3 +141,24 @@ func ExampleController_Findings() {
 	// refused: true [spec.limited.limitResponse.queuing.queues spec.limited.limitResponse.queuing.handSize]
 	// dangling FlowSchema global-default: references priority level "global-defualt", which does not exist; the FlowSchema is skipped
 }
+
+// With Options.Adaptive the total starts at its floor, where the first
+// probe measures the no-load latency, and then follows latency between the
+// floor and the ceiling (here ServerConcurrencyLimit).
+func ExampleController_Total() {
+	static, err := apf.New(nil, apf.Options{ServerConcurrencyLimit: 600})
+	if err != nil {
+		panic(err)
+	}
+	defer static.Close()
+	adaptive, err := apf.New(nil, apf.Options{ServerConcurrencyLimit: 600, Adaptive: &apf.AdaptiveOptions{Min: 4}})
+	if err != nil {
+		panic(err)
+	}
+	defer adaptive.Close()
+	fmt.Println("static total:", static.Total())
+	fmt.Println("adaptive total at start:", adaptive.Total())
+	// Output:
+	// static total: 600
+	// adaptive total at start: 4
+}

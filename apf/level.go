@@ -33,6 +33,7 @@ type level struct {
 	quiescing bool
 	removed   bool
 	timers    map[*ticket]fairqueue.Timer
+	win       window // the adaptive total's samples
 }
 
 // hooks adapts a level to fairqueue.Observer: only the queue length after

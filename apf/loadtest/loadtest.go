@@ -82,16 +82,25 @@ type UserResult struct {
 	Offered int
 	// Waits of the served requests, sorted.
 	Waits []time.Duration
+	// Latencies of the served requests (send to response), sorted.
+	Latencies []time.Duration
 }
 
 // Percentile returns the p-th percentile (0 < p ≤ 100) of the waits, or 0
 // without any.
-func (u *UserResult) Percentile(p float64) time.Duration {
-	if len(u.Waits) == 0 {
+func (u *UserResult) Percentile(p float64) time.Duration { return percentile(u.Waits, p) }
+
+// LatencyPercentile returns the p-th percentile (0 < p ≤ 100) of the
+// latencies, or 0 without any.
+func (u *UserResult) LatencyPercentile(p float64) time.Duration { return percentile(u.Latencies, p) }
+
+// percentile is the nearest-rank p-th percentile of sorted.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
 		return 0
 	}
-	i := int(float64(len(u.Waits))*p/100+0.999999) - 1
-	return u.Waits[min(max(i, 0), len(u.Waits)-1)]
+	i := int(float64(len(sorted))*p/100+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
 // Report is the outcome of a run.
@@ -135,6 +144,19 @@ func (r *Report) Write(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.1f\t%v\t%v\t%v\t\n", u.Name, offered, u.Sent, u.Served, u.Rejected, u.Errors,
 			float64(u.Windowed)/r.Window.Seconds(), round(u.Percentile(50)), round(u.Percentile(90)), round(u.Percentile(99)))
+	}
+	return tw.Flush()
+}
+
+// WriteGoodput prints, per user, its goodput (requests served within the
+// run's Duration, per second) and its latency percentiles p50 and p99.
+func (r *Report) WriteGoodput(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "user\tgoodput/s\tlatency p50\tlatency p99\t")
+	for i := range r.Users {
+		u := &r.Users[i]
+		fmt.Fprintf(tw, "%s\t%.1f\t%v\t%v\t\n", u.Name, float64(u.Windowed)/r.Window.Seconds(),
+			round(u.LatencyPercentile(50)), round(u.LatencyPercentile(99)))
 	}
 	return tw.Flush()
 }
@@ -225,7 +247,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 					if !ok || !sleepUntil(ctx, at) || !take() {
 						return
 					}
-					code, wait, err := do(client, cfg, &u)
+					code, wait, latency, err := do(client, cfg, &u)
 					inWindow := time.Now().Before(end)
 					mu.Lock()
 					res.Sent++
@@ -238,6 +260,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 							res.Windowed++
 						}
 						res.Waits = append(res.Waits, wait)
+						res.Latencies = append(res.Latencies, latency)
 					case code == http.StatusTooManyRequests:
 						res.Rejected++
 					default:
@@ -252,6 +275,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	rep.Duration = time.Since(start)
 	for i := range rep.Users {
 		slices.Sort(rep.Users[i].Waits)
+		slices.Sort(rep.Users[i].Latencies)
 	}
 	return rep, nil
 }
@@ -274,10 +298,10 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 
 // do sends one request. It does not use the run's context, so that a
 // request in flight at the end completes and is counted.
-func do(client *http.Client, cfg Config, u *User) (int, time.Duration, error) {
+func do(client *http.Client, cfg Config, u *User) (code int, wait, latency time.Duration, err error) {
 	req, err := http.NewRequest(http.MethodGet, cfg.URL+cfg.Path, nil)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	req.Header.Set("X-Remote-User", u.Name)
 	for _, g := range u.Groups {
@@ -286,15 +310,16 @@ func do(client *http.Client, cfg Config, u *User) (int, time.Duration, error) {
 	t0 := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	wait := max(time.Since(t0)-cfg.Work, 0)
+	latency = time.Since(t0)
+	wait = max(latency-cfg.Work, 0)
 	if s := resp.Header.Get(HeaderWait); s != "" {
 		if f, err := strconv.ParseFloat(s, 64); err == nil {
 			wait = time.Duration(f * float64(time.Second))
 		}
 	}
-	return resp.StatusCode, wait, nil
+	return resp.StatusCode, wait, latency, nil
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -68,5 +69,33 @@ func TestRunPaced(t *testing.T) {
 	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
 	if span := times[len(times)-1].Sub(times[0]); span < 250*time.Millisecond {
 		t.Errorf("requests spread over %v, want about 290 ms (paced, not sent at once)", span)
+	}
+}
+
+// Latencies are recorded per served request, from send to response, and
+// WriteGoodput reports them with the goodput.
+func TestLatenciesAndGoodput(t *testing.T) {
+	const work = 20 * time.Millisecond
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(work)
+	}))
+	defer ts.Close()
+	rep, err := Run(t.Context(), Config{URL: ts.URL, Users: []User{{Name: "a", Concurrency: 2}}, Duration: 300 * time.Millisecond, Work: work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := rep.User("a")
+	if len(u.Latencies) != u.Served || u.Served == 0 || !slices.IsSorted(u.Latencies) {
+		t.Fatalf("latencies %d (sorted %v) for %d served, want one per served request, sorted", len(u.Latencies), slices.IsSorted(u.Latencies), u.Served)
+	}
+	if p50 := u.LatencyPercentile(50); p50 < work || p50 > 10*work {
+		t.Errorf("LatencyPercentile(50) = %v, want between the handler's %v and 10x it", p50, work)
+	}
+	var b strings.Builder
+	if err := rep.WriteGoodput(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "goodput/s") || !strings.Contains(b.String(), "latency p99") {
+		t.Errorf("WriteGoodput = %q, want goodput/s and latency p99 columns", b.String())
 	}
 }

@@ -56,6 +56,11 @@ type Options struct {
 	// AdjustPeriod is Run's borrowing adjustment period; 0 is upstream's
 	// BorrowingAdjustmentPeriod (10 s).
 	AdjustPeriod time.Duration
+	// Adaptive, beyond upstream, makes the total seats divided among the
+	// priority levels follow the execution latency the controller
+	// measures (apf.Options.Adaptive; serverConcurrencyLimit becomes the
+	// default ceiling). nil keeps upstream's static total.
+	Adaptive *apf.AdaptiveOptions
 }
 
 // Controller is fairslice's API Priority and Fairness behind upstream's
@@ -135,7 +140,7 @@ func NewWithOptions(informerFactory kubeinformers.SharedInformerFactory, flowcon
 	// informers have synced.
 	a, err := apf.New(&flowschema.Config{}, apf.Options{
 		ServerConcurrencyLimit: serverConcurrencyLimit, Clock: c.clock, Observer: c.obs,
-		Borrowing: opts.Borrowing, QueueSet: opts.QueueSet,
+		Borrowing: opts.Borrowing, QueueSet: opts.QueueSet, Adaptive: opts.Adaptive,
 		// Run drives the borrowing adjustment on its own period, as
 		// upstream's controller does.
 		AdjustPeriod: apf.ManualAdjustment,

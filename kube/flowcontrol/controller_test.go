@@ -321,11 +321,35 @@ func TestNewWithOptionsRejectsBadInput(t *testing.T) {
 	}{
 		{0, Options{}, "ServerConcurrencyLimit=0"},
 		{10, Options{AdjustPeriod: -time.Second}, "AdjustPeriod=-1s"},
+		{10, Options{Adaptive: &apf.AdaptiveOptions{Min: 11}}, "Options.Adaptive.Min=11 must not exceed Max (10)"},
 	} {
 		_, err := NewWithOptions(inf, nil, tc.scl, tc.opts)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewWithOptions(%d, %+v) = %v, want an error naming %s", tc.scl, tc.opts, err, tc.want)
 		}
+	}
+}
+
+// With Options.Adaptive the total starts at its floor and stays within
+// its bounds; without, it is the server concurrency limit.
+func TestNewWithOptionsAdaptive(t *testing.T) {
+	inf := informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)
+	for _, tc := range []struct {
+		opts Options
+		want int
+	}{
+		{Options{}, 50},
+		{Options{Adaptive: &apf.AdaptiveOptions{Min: 7}}, 7},
+	} {
+		c, err := NewWithOptions(inf, nil, 50, tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.apf.Total(); got != tc.want {
+			t.Errorf("NewWithOptions(50, %+v): total = %d, want %d", tc.opts, got, tc.want)
+		}
+		c.apf.Close()
+		c.queue.ShutDown()
 	}
 }
 

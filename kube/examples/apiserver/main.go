@@ -5,13 +5,22 @@
 //
 // Serve:
 //
-//	go run ./examples/apiserver --listen 127.0.0.1:8080 --server-concurrency N [--config FILE] [--work 20ms] [--trusted-proxy]
+//	go run ./examples/apiserver --listen 127.0.0.1:8080 --server-concurrency N|auto [--config FILE] [--work 20ms] [--trusted-proxy]
+//		[--backend-slots N] [--backend-slots-at T=N]...
 //
 // It answers every /api/... and /apis/... request with 200 after holding
 // its seat for --work; /healthz, /livez and /readyz with "ok" (exempt in
 // the bootstrap configuration: FlowSchema probes); /metrics with the
 // apiserver_flowcontrol_* series (package apfmetrics); and the debug
-// endpoints under /debug/api_priority_and_fairness/. It logs one line when
+// endpoints under /debug/api_priority_and_fairness/.
+//
+// --server-concurrency auto turns on the adaptive total
+// (apf.Options.Adaptive, ceiling 600): the seats follow the API requests'
+// execution times. To see it work, --backend-slots N puts a backend of N
+// slots behind the API handler: each request holds one slot for --work,
+// queueing inside the handler when none is free, as a saturated database
+// or CPU would; --backend-slots-at T=N changes the capacity to N at T
+// after the start (repeatable), for example halving it. It logs one line when
 // ready, and on an interrupt drains: the HTTP server first, then the
 // controller (apf.Controller.Shutdown).
 //
@@ -36,8 +45,10 @@
 // --quiet-concurrency in flight; --quiet-rate 0 keeps them in flight back
 // to back, which makes them heavy users too). It prints per user the
 // requests offered (paced users), sent, served and answered 429, the
-// served rate and the wait percentiles the server reports, then the quiet
-// users' median wait next to the noisy user's.
+// served rate and the wait percentiles the server reports; then per user
+// the goodput (served within --duration, per second) and the latency
+// percentiles p50 and p99; then the quiet users' median wait next to the
+// noisy user's.
 package main
 
 import (
@@ -62,11 +73,16 @@ import (
 	"github.com/fairslice/fairslice/apf/loadtest"
 	"github.com/fairslice/fairslice/flowschema"
 	"github.com/fairslice/fairslice/kube/apfmetrics"
+	"github.com/fairslice/fairslice/kube/internal/cliflag"
 )
 
 func main() {
 	listen := flag.String("listen", "127.0.0.1:8080", "address to serve on")
-	serverCL := flag.Int("server-concurrency", 600, "server concurrency limit in seats")
+	serverCL := cliflag.Concurrency{N: 600}
+	flag.Var(&serverCL, "server-concurrency", "server concurrency limit in seats, or auto for the adaptive total")
+	slots := flag.Int("backend-slots", 0, "API requests share a backend of `N` slots (0: none)")
+	var changes cliflag.SlotChanges
+	flag.Var(&changes, "backend-slots-at", "the backend's slots become N at `T=N` after the start (repeatable)")
 	config := flag.String("config", "", "FlowSchemas and PriorityLevelConfigurations (YAML or JSON); default the bootstrap configuration")
 	work := flag.Duration("work", 20*time.Millisecond, "how long each API request holds its seat")
 	trusted := flag.Bool("trusted-proxy", false, "an authenticating proxy sets X-Remote-User and X-Remote-Group: accept reserved identities from them")
@@ -85,7 +101,8 @@ func main() {
 		}
 		return
 	}
-	if err := serve(*listen, *serverCL, *config, *work, *trusted); err != nil {
+	if err := serve(*listen, serverConfig{concurrency: serverCL, configFile: *config, work: *work, trusted: *trusted,
+		slots: *slots, changes: changes}); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -95,11 +112,32 @@ type server struct {
 	c       *apf.Controller
 	handler http.Handler
 	source  string
+	backend *backend // nil without --backend-slots
+}
+
+// serverConfig is what the serving flags say.
+type serverConfig struct {
+	concurrency cliflag.Concurrency
+	configFile  string
+	work        time.Duration
+	trusted     bool
+	slots       int
+	changes     cliflag.SlotChanges
 }
 
 // newServer builds the controller, its metrics in reg, and the handler of
 // every path.
 func newServer(serverCL int, configFile string, work time.Duration, trusted bool, reg *prometheus.Registry) (*server, error) {
+	return newServerWith(serverConfig{concurrency: cliflag.Concurrency{N: serverCL}, configFile: configFile, work: work, trusted: trusted}, reg)
+}
+
+// newServerWith is newServer with the adaptive total and the backend.
+func newServerWith(sc serverConfig, reg *prometheus.Registry) (*server, error) {
+	configFile, work, trusted := sc.configFile, sc.work, sc.trusted
+	serverCL := sc.concurrency.N
+	if sc.concurrency.Auto {
+		serverCL = 600 // the ceiling: upstream's default total
+	}
 	var objects *flowschema.Config
 	source := "bootstrap configuration"
 	if configFile != "" {
@@ -118,6 +156,9 @@ func newServer(serverCL int, configFile string, work time.Duration, trusted bool
 	}
 	opts := apf.StandaloneOptions(serverCL) // not a Kubernetes API server: every upstream fix on
 	opts.Observer = m
+	if sc.concurrency.Auto {
+		opts.Adaptive = &apf.AdaptiveOptions{}
+	}
 	c, err := apf.New(objects, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
@@ -127,9 +168,19 @@ func newServer(serverCL int, configFile string, work time.Duration, trusted bool
 		log.Printf("apiserver: %s: %s", source, f)
 	}
 
+	var be *backend
+	if sc.slots > 0 {
+		be = newBackend(sc.slots)
+	}
 	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if t, ok := apf.TicketFromContext(r.Context()); ok {
 			w.Header().Set(loadtest.HeaderWait, strconv.FormatFloat(t.Wait().Seconds(), 'f', -1, 64))
+		}
+		if be != nil {
+			if be.acquire(r.Context()) != nil {
+				return
+			}
+			defer be.release()
 		}
 		select {
 		case <-time.After(work):
@@ -157,13 +208,19 @@ func newServer(serverCL int, configFile string, work time.Duration, trusted bool
 	}
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	c.InstallDebug(mux)
-	return &server{c: c, handler: mux, source: source}, nil
+	return &server{c: c, handler: mux, source: source, backend: be}, nil
 }
 
-func serve(listen string, serverCL int, configFile string, work time.Duration, trusted bool) error {
-	s, err := newServer(serverCL, configFile, work, trusted, prometheus.NewRegistry())
+func serve(listen string, sc serverConfig) error {
+	if sc.slots < 0 || (len(sc.changes) > 0 && sc.slots == 0) {
+		return fmt.Errorf("--backend-slots=%d: want a positive number of slots (required by --backend-slots-at)", sc.slots)
+	}
+	s, err := newServerWith(sc, prometheus.NewRegistry())
 	if err != nil {
 		return err
+	}
+	if s.backend != nil {
+		defer s.backend.schedule(sc.changes)()
 	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
@@ -185,7 +242,8 @@ func serve(listen string, serverCL int, configFile string, work time.Duration, t
 		_ = srv.Shutdown(shutdown)
 		_ = s.c.Shutdown(shutdown)
 	}()
-	log.Printf("apiserver: serving on http://%s (server concurrency %d, %s, work %v)", ln.Addr(), serverCL, s.source, work)
+	log.Printf("apiserver: serving on http://%s (server concurrency %s, %s, work %v, backend slots %d %v)",
+		ln.Addr(), &sc.concurrency, s.source, sc.work, sc.slots, &sc.changes)
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		s.c.Close()
 		return err
@@ -207,6 +265,10 @@ func drive(out io.Writer, url, path string, duration, work time.Duration, noisy,
 	}
 	fmt.Fprintf(out, "%d users for %v against %s%s:\n", len(users), duration, url, path)
 	if err := rep.Write(out); err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(out)
+	if err := rep.WriteGoodput(out); err != nil {
 		return nil, err
 	}
 	_, err = fmt.Fprintln(out, summary(&rep))

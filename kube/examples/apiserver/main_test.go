@@ -71,6 +71,9 @@ func TestExampleServer(t *testing.T) {
 			t.Errorf("load: user %s served %d, errors %d; want some served and no errors", u.Name, u.Served, u.Errors)
 		}
 	}
+	if !strings.Contains(out.String(), "latency p99") {
+		t.Errorf("load report:\n%s\nwant the goodput and latency table", out.String())
+	}
 	if !strings.Contains(out.String(), "median wait: quiet users") || !strings.Contains(out.String(), "noisy user") {
 		t.Errorf("load report lacks the wait summary:\n%s", out.String())
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fairslice/fairslice/fairqueue/scenario"
 	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/kube/internal/cliflag"
 )
 
 // replayWaitLimit is how long a request may wait in a queue in the replay:
@@ -20,14 +21,15 @@ const replayWaitLimit = 15 * time.Second
 // replayFlags are simulate's flags for replaying an audit log.
 type replayFlags struct {
 	auditLog          string
-	serverConcurrency int
+	serverConcurrency cliflag.Concurrency
 	defaultDuration   time.Duration
 	config            configFlags
 }
 
 func (r *replayFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.auditLog, "audit-log", "", "replay the requests of kube-apiserver audit log `FILE` through APF")
-	fs.IntVar(&r.serverConcurrency, "server-concurrency", 600, "with --audit-log: the server's concurrency limit `N`")
+	r.serverConcurrency.N = 600
+	fs.Var(&r.serverConcurrency, "server-concurrency", "with --audit-log: the server's concurrency limit `N`; with --backend-slots: N, or auto for the adaptive total (ceiling 600)")
 	fs.DurationVar(&r.defaultDuration, "default-duration", 10*time.Millisecond, "with --audit-log: the execution time of a request whose completion the log lacks")
 	r.config.register(fs)
 }
@@ -93,8 +95,8 @@ type levelRun struct {
 
 // run implements simulate --audit-log.
 func (r *replayFlags) run(out outputFormat, pic simulatePictureFlags, stdout, stderr io.Writer) int {
-	if r.serverConcurrency <= 0 {
-		return usageError(stderr, "simulate", "--server-concurrency must be a positive number")
+	if r.serverConcurrency.N <= 0 || r.serverConcurrency.Auto {
+		return usageError(stderr, "simulate", "--server-concurrency must be a positive number with --audit-log")
 	}
 	cfg, err := r.config.load(stderr, "simulate")
 	if err != nil {
@@ -107,7 +109,7 @@ func (r *replayFlags) run(out outputFormat, pic simulatePictureFlags, stdout, st
 	if err != nil {
 		return failure(stderr, "simulate", err)
 	}
-	res, err := replay(cfg, r.serverConcurrency, r.defaultDuration, reqs)
+	res, err := replay(cfg, r.serverConcurrency.N, r.defaultDuration, reqs)
 	if err != nil {
 		return failure(stderr, "simulate", err)
 	}

@@ -1,0 +1,252 @@
+package apf
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/fairslice/fairslice/flowschema"
+)
+
+// Constants of the adaptive total (see the package doc, "Adaptive total").
+const (
+	// DefaultAdaptiveInterval is how often the adaptive total is revised.
+	DefaultAdaptiveInterval = 100 * time.Millisecond
+	// DefaultAdaptiveMinSamples is how many finished requests a revision
+	// needs; with fewer, the window is extended.
+	DefaultAdaptiveMinSamples = 10
+	// DefaultAdaptiveTolerance is how far the latency may rise above its
+	// baseline, as a ratio, before the total shrinks.
+	DefaultAdaptiveTolerance = 1.05
+	// DefaultProbeInterval is how often the baseline latency is measured
+	// again, at the floor.
+	DefaultProbeInterval = 30 * time.Second
+	// AdaptiveMinGradient is the most one revision shrinks the total by:
+	// to half.
+	AdaptiveMinGradient = 0.5
+	// AdaptiveHeadroom is the growth of one revision that saw no latency
+	// rise and a level short of seats, in units of √total.
+	AdaptiveHeadroom = 0.5
+)
+
+// AdaptiveOptions turn on the adaptive total (Options.Adaptive): the seats
+// divided among the priority levels follow the latency the controller
+// measures instead of staying at Options.ServerConcurrencyLimit. Zero
+// fields take the defaults named beside them.
+type AdaptiveOptions struct {
+	// Min and Max bound the total. Min 0 means 1; the total never goes
+	// below what the mandatory catch-all level needs to keep one seat,
+	// whatever Min says. Max 0 means Options.ServerConcurrencyLimit, so
+	// that adaptation never admits more than the static total would.
+	Min, Max int
+	// Interval is how often the total is revised (DefaultAdaptiveInterval).
+	// It should be several times the typical request's execution time.
+	Interval time.Duration
+	// MinSamples is the number of finished requests a revision needs
+	// (DefaultAdaptiveMinSamples).
+	MinSamples int
+	// Tolerance is the latency ratio over the baseline at which the total
+	// starts to shrink (DefaultAdaptiveTolerance); at least 1.
+	Tolerance float64
+	// ProbeInterval is how often the baseline is measured again
+	// (DefaultProbeInterval); a negative value measures it only at start.
+	ProbeInterval time.Duration
+	// SchedulerLatencyTarget, when positive, adds a second signal: the
+	// p99 of the Go runtime's scheduling latency
+	// (runtime/metrics /sched/latencies:seconds) over the window; above
+	// the target the total shrinks by target/p99 (at most to half) and does
+	// not grow. It reads the process's real runtime, so it makes the
+	// controller's decisions depend on more than its Clock.
+	SchedulerLatencyTarget time.Duration
+}
+
+// validate reports every bad field at once.
+func (o *AdaptiveOptions) validate(serverCL int) error {
+	var errs []error
+	bad := func(field string, v any, why string) {
+		errs = append(errs, fmt.Errorf("apf: Options.Adaptive.%s=%v %s", field, v, why))
+	}
+	if o.Min < 0 {
+		bad("Min", o.Min, "must not be negative")
+	}
+	if o.Max < 0 {
+		bad("Max", o.Max, "must not be negative")
+	}
+	if max(o.Min, 1) > o.resolvedMax(serverCL) && o.Max >= 0 {
+		bad("Min", o.Min, fmt.Sprintf("must not exceed Max (%d)", o.resolvedMax(serverCL)))
+	}
+	if o.Interval < 0 {
+		bad("Interval", o.Interval, "must not be negative")
+	}
+	if o.MinSamples < 0 {
+		bad("MinSamples", o.MinSamples, "must not be negative")
+	}
+	if o.Tolerance != 0 && !(o.Tolerance >= 1) { // also refuses NaN
+		bad("Tolerance", o.Tolerance, "must be at least 1")
+	}
+	if o.SchedulerLatencyTarget < 0 {
+		bad("SchedulerLatencyTarget", o.SchedulerLatencyTarget, "must not be negative")
+	}
+	return errors.Join(errs...)
+}
+
+func (o *AdaptiveOptions) resolvedMax(serverCL int) int {
+	if o.Max == 0 {
+		return serverCL
+	}
+	return o.Max
+}
+
+// adaptive is the controller's shell around the rule: the sampling
+// window's start and the schedule of revisions.
+type adaptive struct {
+	rule      gradientRule
+	min, max  int
+	interval  time.Duration
+	next      atomic.Int64 // UnixNano of the next revision
+	countFrom atomic.Int64 // UnixNano: executions dispatched before are not sampled
+	sched     func() time.Duration
+	schedTgt  time.Duration
+}
+
+// window is what a level accumulates between revisions. Guarded by lv.mu.
+type window struct {
+	n       int
+	sum     time.Duration
+	pressed bool // a request waited or was rejected
+}
+
+func newAdaptive(o *AdaptiveOptions, serverCL int) *adaptive {
+	a := &adaptive{min: max(1, o.Min), max: o.resolvedMax(serverCL), interval: o.Interval, schedTgt: o.SchedulerLatencyTarget}
+	if a.interval == 0 {
+		a.interval = DefaultAdaptiveInterval
+	}
+	a.rule = gradientRule{MinSamples: o.MinSamples, Tolerance: o.Tolerance, ProbeInterval: o.ProbeInterval}
+	if a.rule.MinSamples == 0 {
+		a.rule.MinSamples = DefaultAdaptiveMinSamples
+	}
+	if a.rule.Tolerance == 0 {
+		a.rule.Tolerance = DefaultAdaptiveTolerance
+	}
+	if a.rule.ProbeInterval == 0 {
+		a.rule.ProbeInterval = DefaultProbeInterval
+	}
+	if a.schedTgt > 0 {
+		a.sched = newSchedLatency().p99
+	}
+	return a
+}
+
+// startAdaptiveLocked sets the first total: the floor, where the first
+// probe measures the baseline. Called with c.mu held.
+func (c *Controller) startAdaptiveLocked(now time.Time) {
+	a := c.adapt
+	floor := c.floorLocked()
+	a.rule.start(now, floor)
+	a.countFrom.Store(a.rule.countFrom.UnixNano())
+	a.next.Store(now.Add(a.interval).UnixNano())
+	if floor != c.total {
+		c.setTotalLocked(now, floor)
+	}
+}
+
+// Total returns the seats currently divided among the priority levels:
+// Options.ServerConcurrencyLimit, or with Options.Adaptive the adaptive
+// total.
+func (c *Controller) Total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.total
+}
+
+// sampled records one finished execution at lv. Called with lv.mu held.
+func (a *adaptive) sampled(lv *level, start time.Time, execution time.Duration) {
+	if start.UnixNano() < a.countFrom.Load() {
+		return
+	}
+	lv.win.n++
+	lv.win.sum += execution
+}
+
+// maybeRevise revises the total if its time has come. Called without
+// locks, after a request finished.
+func (c *Controller) maybeRevise(now time.Time) {
+	a := c.adapt
+	next := a.next.Load()
+	if now.UnixNano() < next || !a.next.CompareAndSwap(next, now.Add(a.interval).UnixNano()) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed.Load() {
+		return
+	}
+	c.reviseLocked(now)
+}
+
+// reviseLocked runs the rule on the levels' windows and applies the total
+// it returns. Called with c.mu held.
+func (c *Controller) reviseLocked(now time.Time) {
+	a := c.adapt
+	levels := c.sortedLevels()
+	in := make([]levelSample, len(levels))
+	wins := make([]window, len(levels))
+	for i, lv := range levels {
+		lv.mu.Lock()
+		wins[i] = lv.win
+		n := lv.qs.Counts()
+		in[i] = levelSample{Name: lv.name, Exempt: lv.exempt, N: lv.win.n, Sum: lv.win.sum,
+			Executing: n.SeatsInUse, Limit: lv.qcfg.ConcurrencyLimit, Pressed: lv.win.pressed || n.Waiting > 0}
+		lv.mu.Unlock()
+	}
+	g := 1.0
+	if a.sched != nil {
+		if p := a.sched(); p > a.schedTgt {
+			g = math.Max(AdaptiveMinGradient, float64(a.schedTgt)/float64(p))
+		}
+	}
+	floor := max(a.min, c.floorLocked())
+	total, consumed := a.rule.step(now, floor, max(a.max, floor), in, g)
+	if consumed {
+		for i, lv := range levels {
+			lv.mu.Lock()
+			lv.win.n -= wins[i].n
+			lv.win.sum -= wins[i].sum
+			lv.win.pressed = false
+			lv.mu.Unlock()
+		}
+		a.countFrom.Store(a.rule.countFrom.UnixNano())
+	}
+	if total != c.total {
+		c.setTotalLocked(now, total)
+	}
+}
+
+// floorLocked is the smallest total at which every mandatory limited level
+// (catch-all) keeps at least one seat, and at least the caller's Min.
+// Called with c.mu held.
+func (c *Controller) floorLocked() int {
+	levels := c.sortedLevels()
+	specs := make([]flowschema.PriorityLevelConfiguration, len(levels))
+	for i, lv := range levels {
+		specs[i] = lv.spec
+	}
+	for total := c.adapt.min; total < c.adapt.max; total++ {
+		lims, err := flowschema.ComputeLimits(total, specs)
+		if err != nil {
+			return c.adapt.min
+		}
+		ok := true
+		for _, l := range lims {
+			if l.Name == flowschema.PriorityLevelNameCatchAll && !l.Exempt && l.MinCL < 1 {
+				ok = false
+			}
+		}
+		if ok {
+			return total
+		}
+	}
+	return c.adapt.max
+}
