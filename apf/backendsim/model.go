@@ -13,6 +13,7 @@ import (
 	"github.com/fairslice/fairslice/apf"
 	"github.com/fairslice/fairslice/fairqueue"
 	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/internal/simclock"
 )
 
 // Change sets the backend's slots to Slots at At after the start.
@@ -185,7 +186,7 @@ type waitResult struct {
 // the driver waiting for them.
 type sim struct {
 	cfg Config
-	ev  *events
+	ev  *simclock.Clock
 	c   *apf.Controller
 	rnd *rand.Rand
 
@@ -260,7 +261,7 @@ func Run(cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	s := &sim{cfg: c, ev: &events{now: time.Unix(0, 0).UTC()}, rnd: rand.New(rand.NewPCG(c.Seed, 0x26)),
+	s := &sim{cfg: c, ev: simclock.New(time.Unix(0, 0).UTC()), rnd: rand.New(rand.NewPCG(c.Seed, 0x26)),
 		byReq: map[*apf.Request]*request{}, slots: c.Slots}
 	s.c, err = apf.New(objects, apf.Options{ServerConcurrencyLimit: c.Static, Clock: s.ev, Observer: observer{s: s}, Adaptive: c.Adaptive})
 	if err != nil {
@@ -272,12 +273,12 @@ func Run(cfg Config) (Result, error) {
 		s.nextArrival(fmt.Sprint("user-", u), rate)
 	}
 	for _, ch := range c.Changes {
-		s.ev.at(start.Add(ch.At), func() { s.setSlots(ch.Slots) })
+		s.ev.At(start.Add(ch.At), func() { s.setSlots(ch.Slots) })
 	}
 	for at := time.Duration(0); at < c.Duration; at += c.Sample {
-		s.ev.at(start.Add(at), func() { s.sample(at) })
+		s.ev.At(start.Add(at), func() { s.sample(at) })
 	}
-	s.ev.run(start.Add(c.Duration))
+	s.ev.Run(start.Add(c.Duration), nil)
 	s.finishRun()
 	return s.result(), s.err
 }

@@ -8,15 +8,19 @@ import (
 
 	"github.com/fairslice/fairslice/apf"
 	"github.com/fairslice/fairslice/fairqueue"
+	"github.com/fairslice/fairslice/internal/simclock"
 )
 
 // sim is one run of Run. Everything but the controllers runs in Run's
 // goroutine; a goroutine per request calls Wait, and Run waits for it at
 // every point where the request's fate could be decided, so that exactly
 // one goroutine acts at a time, in an order fixed by the configuration.
+// epoch is the simulation's time 0; any fixed instant would do.
+var epoch = time.Unix(1_800_000_000, 0).UTC()
+
 type sim struct {
 	cfg      Config
-	clock    *clock
+	clock    *simclock.Clock
 	end      time.Time
 	from     time.Time // the end of the warmup: what is measured starts
 	rng      *rand.Rand
@@ -105,7 +109,7 @@ func Run(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	s := &sim{
-		cfg: cfg, clock: newClock(), rng: rand.New(rand.NewPCG(cfg.Seed, 0xf1ee7)),
+		cfg: cfg, clock: simclock.New(epoch), rng: rand.New(rand.NewPCG(cfg.Seed, 0xf1ee7)),
 		byReq: map[*apf.Request]*request{}, waiting: map[*request]bool{},
 	}
 	s.end = s.clock.Now().Add(cfg.Duration)
@@ -113,7 +117,7 @@ func Run(cfg Config) (*Result, error) {
 	if err := s.start(); err != nil {
 		return nil, err
 	}
-	s.clock.run(s.end, s.settle)
+	s.clock.Run(s.end, s.settle)
 	s.stop()
 	return s.result()
 }
