@@ -109,8 +109,10 @@ func queueConfig(pl *flowschema.PriorityLevelConfiguration, limit int, base fair
 	case pl.Spec.Limited != nil && pl.Spec.Limited.LimitResponse.Queuing != nil:
 		q := pl.Spec.Limited.LimitResponse.Queuing
 		// Queues <= 0 (possible only with Options.Lenient) means no
-		// queuing, as upstream's queue set takes it; never exempt.
-		cfg.Queues, cfg.HandSize, cfg.QueueLengthLimit = max(0, int(q.Queues)), int(q.HandSize), int(q.QueueLengthLimit)
+		// queuing, as upstream's queue set takes it; never exempt. A
+		// negative queue length limit (Options.AsStored) rejects as 0
+		// does: upstream compares the queue's length against it.
+		cfg.Queues, cfg.HandSize, cfg.QueueLengthLimit = max(0, int(q.Queues)), int(q.HandSize), max(0, int(q.QueueLengthLimit))
 	default:
 		cfg.Queues = 0
 	}
