@@ -74,6 +74,19 @@ type Options struct {
 	// ServerConcurrencyLimit is then the default ceiling. nil keeps the
 	// static total, upstream's behaviour, decision for decision.
 	Adaptive *AdaptiveOptions
+	// AsStored takes the objects as the API server stores them
+	// (flowschema.CompileOptions.AsStored): no v1 defaults are applied, so
+	// a Limited level with queues 0 admits up to its limit and rejects the
+	// rest, one with an empty limitResponse.type and a queuing section
+	// queues without flows, and a FlowSchema with matchingPrecedence 0
+	// matches first, as upstream's controller does with objects its
+	// informers deliver that skipped the API server's defaulting (fake
+	// clientsets). kube/flowcontrol sets it. The zero value defaults every
+	// object, as fits configuration files where an omitted field means
+	// its default. With AsStored set and Lenient unset, the objects are
+	// validated as given (flowschema.ValidateAsStored), so the zeros the
+	// defaults would fill are refused.
+	AsStored bool
 	// QueueSet carries the fairqueue options every priority level's queue
 	// set gets (the Fix… switches, ServiceDuration); its Name, Queues,
 	// HandSize, QueueLengthLimit and ConcurrencyLimit are ignored.
@@ -166,6 +179,7 @@ type Controller struct {
 	objects  *flowschema.Config
 	findings []flowschema.Finding
 	lenient  bool
+	asStored bool
 	snap     atomic.Pointer[snapshot]
 
 	closed    atomic.Bool
@@ -224,7 +238,7 @@ func New(objects *flowschema.Config, opts Options) (*Controller, error) {
 	}
 	c := &Controller{
 		clock: opts.Clock, obs: opts.Observer, serverCL: opts.ServerConcurrencyLimit, total: opts.ServerConcurrencyLimit,
-		base: opts.QueueSet, borrow: opts.Borrowing, retry: NewRetryAfter(), lenient: opts.Lenient,
+		base: opts.QueueSet, borrow: opts.Borrowing, retry: NewRetryAfter(), lenient: opts.Lenient, asStored: opts.AsStored,
 		levels: map[string]*level{}, closing: make(chan struct{}),
 	}
 	if c.clock == nil {
@@ -314,12 +328,16 @@ func (c *Controller) Apply(objects *flowschema.Config) ([]flowschema.Finding, er
 		objects = flowschema.DefaultConfig()
 	}
 	if !c.lenient {
-		if err := flowschema.Validate(objects); err != nil {
+		validate := flowschema.Validate
+		if c.asStored {
+			validate = flowschema.ValidateAsStored
+		}
+		if err := validate(objects); err != nil {
 			return nil, fmt.Errorf("apf: configuration refused: %w", err)
 		}
 		objects = flowschema.WithMandatory(objects)
 	}
-	cls, err := flowschema.Compile(objects)
+	cls, err := flowschema.CompileWith(objects, flowschema.CompileOptions{AsStored: c.asStored})
 	if err != nil {
 		return nil, err
 	}

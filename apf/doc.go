@@ -139,16 +139,30 @@
 // counts of mutating requests' estimates. Controller.Stats gives R and the
 // epoch advances of every level at any time.
 //
+// # Defaults
+//
+// New and Reconfigure apply the v1 defaults to the objects first, as the
+// API server does when they are created, since objects from files omit
+// what has a default (queues, hand size, queue length limit,
+// matchingPrecedence, shares). Upstream's controller never defaults: it
+// uses what its informers deliver, which an API server has defaulted
+// already. Options.AsStored takes the objects as given instead, for
+// objects read from an API server or a clientset; kube/flowcontrol, the
+// drop-in for upstream's controller, sets it, so objects that skipped the
+// API server (a fake clientset's) behave there as in upstream's. See
+// package flowschema's Defaults.
+//
 // # Deliberate differences
 //
 //   - A configuration is taken as a cluster holds it, not as upstream's
-//     controller alone would digest it: New and Reconfigure refuse what
-//     the API server's validation refuses, and add the mandatory objects
-//     a configuration lacks before resolving references (in a cluster the
-//     API server has created them), so a FlowSchema naming the exempt
-//     level works without the level. Options.Lenient restores the
-//     controller-alone behaviour; kube/verify/compare/apf uses it, so that both
-//     sides see the same objects.
+//     controller alone would digest it: New and Reconfigure default the
+//     objects, refuse what the API server's validation refuses, and add
+//     the mandatory objects a configuration lacks before resolving
+//     references (in a cluster the API server has created them), so a
+//     FlowSchema naming the exempt level works without the level.
+//     Options.Lenient restores the controller-alone behaviour
+//     (kube/verify/compare/apf uses it, so that both sides see the same objects)
+//     and Options.AsStored turns the defaulting off.
 //   - Refusals after Shutdown begins, or after Close, are upstream's
 //     shutting-down answer (429, Retry-After 5) with the PF headers.
 //   - Beyond upstream and off by default: Options.AdjustOnStarvation and

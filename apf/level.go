@@ -109,9 +109,12 @@ func queueConfig(pl *flowschema.PriorityLevelConfiguration, limit int, base fair
 		cfg.Queues = fairqueue.ExemptQueues
 	case pl.Spec.Limited != nil && pl.Spec.Limited.LimitResponse.Queuing != nil:
 		q := pl.Spec.Limited.LimitResponse.Queuing
-		// Queues <= 0 (possible only with Options.Lenient) means no
-		// queuing, as upstream's queue set takes it; never exempt.
-		cfg.Queues, cfg.HandSize, cfg.QueueLengthLimit = max(0, int(q.Queues)), int(q.HandSize), int(q.QueueLengthLimit)
+		// Queues <= 0 (possible only with Options.Lenient) is taken as
+		// upstream's queue set takes it: 0 is no queuing, a negative
+		// number is its code for exemption from the limit. A negative
+		// queue length limit rejects as 0 does: upstream compares the
+		// queue's length against it.
+		cfg.Queues, cfg.HandSize, cfg.QueueLengthLimit = int(q.Queues), int(q.HandSize), max(0, int(q.QueueLengthLimit))
 	default:
 		cfg.Queues = 0
 	}

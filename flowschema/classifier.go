@@ -76,21 +76,43 @@ type compiledRule struct {
 	subjectExact bool
 }
 
+// CompileOptions are the choices of CompileWith. The zero value is
+// Compile's behaviour.
+type CompileOptions struct {
+	// AsStored takes the objects as the API server stores them, which is
+	// how upstream's controller uses what its informers deliver: no v1
+	// defaults are applied, so a zero queues count, a zero hand size or
+	// queue length limit, an empty limitResponse.type and a
+	// matchingPrecedence of 0 are used as they are. Set it for objects
+	// read from an API server or a (fake) clientset; leave it unset for
+	// objects written by hand or read from files, where an omitted field
+	// means its default. The only field still read as its default is an
+	// unset nominalConcurrencyShares of a Limited level, on which
+	// upstream's controller crashes (see ComputeLimits).
+	AsStored bool
+}
+
 // Compile builds a Classifier from cfg, which it does not retain or
-// modify. Like the API server, it applies the v1 defaults to its copy,
-// ignores broken priority levels (IgnoredLevels), skips FlowSchemas whose
-// priority level does not exist (DanglingSchemas) — checking references
-// before adding missing mandatory levels, as upstream does — and then adds
-// the mandatory exempt and catch-all objects that cfg lacks. It fails only
-// when two objects of a kind share a name (upstream's controller panics on
+// modify. Like the API server, it applies the v1 defaults to its copy
+// (CompileWith with CompileOptions.AsStored does not), ignores broken
+// priority levels (IgnoredLevels), skips FlowSchemas whose priority level
+// does not exist (DanglingSchemas) — checking references before adding
+// missing mandatory levels, as upstream does — and then adds the mandatory
+// exempt and catch-all objects that cfg lacks. It fails only when two
+// objects of a kind share a name (upstream's controller panics on
 // duplicate FlowSchemas). cfg need not be valid; Validate reports what the
 // API server would refuse.
-func Compile(cfg *Config) (*Classifier, error) {
+func Compile(cfg *Config) (*Classifier, error) { return CompileWith(cfg, CompileOptions{}) }
+
+// CompileWith is Compile with options.
+func CompileWith(cfg *Config, opts CompileOptions) (*Classifier, error) {
 	if cfg == nil {
 		cfg = &Config{}
 	}
 	cfg = cfg.DeepCopy()
-	cfg.SetDefaults()
+	if !opts.AsStored {
+		cfg.SetDefaults()
+	}
 	if err := checkUniqueNames(cfg); err != nil {
 		return nil, err
 	}

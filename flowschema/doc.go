@@ -25,6 +25,21 @@
 // dangling references and unreachable levels. ComputeLimits and Borrow are
 // pure functions of explicit inputs.
 //
+// # Defaults
+//
+// Compile and Validate apply the v1 defaults to their copy first, as the
+// API server does on create: right for objects written by hand or read
+// from files, where an omitted field means its default. Objects read back
+// from an API server already carry them, and upstream's controller uses
+// what its informers deliver as it is, so objects that skipped the API
+// server (a fake clientset's) behave differently there: queues 0 means no
+// queuing rather than 64 queues, an empty limitResponse.type with a
+// queuing section queues without flows, matchingPrecedence 0 matches
+// first. CompileWith with CompileOptions.AsStored, and ValidateAsStored,
+// take the objects as given; kube/flowcontrol (objects from informers)
+// uses them, apf.New (objects from files) does not unless
+// apf.Options.AsStored is set.
+//
 // # Upstream mapping
 //
 //   - Types, defaults, validation: k8s.io/api flowcontrol/v1 types.go,
@@ -51,7 +66,11 @@
 //     against a linear reference matcher).
 //   - Where upstream's controller panics — duplicate FlowSchema names, a
 //     priority level whose type is neither Limited nor Exempt — Compile
-//     returns an error or ignores the level.
+//     returns an error or ignores the level. With AsStored, a Limited
+//     level without nominalConcurrencyShares (upstream dereferences nil)
+//     gets the default 30, and a queuing section with queues 0 and hand
+//     size 0 (upstream divides by the hand size) gets max seats as for a
+//     hand of 1.
 //   - BorrowingOptions.SubtractExemptUsage is an opt-in fix: upstream lets
 //     the non-exempt levels share all of Σ NominalCL even while exempt
 //     requests use seats, so the limits can add up to more than the server

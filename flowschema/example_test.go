@@ -169,3 +169,44 @@ func ExampleBorrow() {
 	// SubtractExemptUsage=false: fair regime, limits total 701 of 602 nominal seats (over by 99)
 	// SubtractExemptUsage=true: fair regime, limits total 602 of 602 nominal seats (over by 0)
 }
+
+// Compile a priority level as a fake clientset holds it (no API server
+// defaulted it): by default Compile fills in 64 queues, which a hand of 20
+// cannot be dealt from, and ignores the level; AsStored uses it as given,
+// queues 0 included, as upstream's controller does.
+func ExampleCompileWith() {
+	cfg, err := flowschema.Decode([]byte(`
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: {name: batch}
+spec:
+  type: Limited
+  limited:
+    nominalConcurrencyShares: 10000
+    limitResponse: {queuing: {handSize: 20}}
+`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, opts := range []flowschema.CompileOptions{{}, {AsStored: true}} {
+		c, err := flowschema.CompileWith(cfg, opts)
+		if err != nil {
+			log.Fatal(err)
+		}
+		for _, l := range c.IgnoredLevels() {
+			fmt.Printf("AsStored=%v: %s ignored: %s\n", opts.AsStored, l.Name, l.Reason)
+		}
+		lims, err := c.Limits(100)
+		if err != nil {
+			log.Fatal(err)
+		}
+		for _, l := range lims {
+			if l.Name == "batch" {
+				fmt.Printf("AsStored=%v: %s nominal %d, max seats %d\n", opts.AsStored, l.Name, l.NominalCL, l.MaxSeats)
+			}
+		}
+	}
+	// Output:
+	// AsStored=false: batch ignored: invalid shuffle sharding config: required entropy bits of deckSize 64 and handSize 20 is greater than 60
+	// AsStored=true: batch nominal 100, max seats 5
+}

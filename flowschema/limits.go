@@ -41,7 +41,12 @@ type LevelLimits struct {
 // concurrency limit (upstream: --max-requests-inflight +
 // --max-mutating-requests-inflight, 600 by default). Pass every level the
 // server has, including mandatory and quiescing ones: all shares count.
-// Unset optional fields read as their v1 defaults. It fails if
+// Unset optional fields read as upstream's controller reads them: an
+// unset lendablePercent as 0, an unset borrowingLimitPercent as no limit,
+// an exempt level's unset nominalConcurrencyShares as 0 — which are the v1
+// defaults — and a Limited level's unset nominalConcurrencyShares as the
+// default 30 (upstream's controller dereferences it and crashes; only
+// objects that skipped the API server's defaulting lack it). It fails if
 // serverConcurrency is not positive, a level is neither Limited nor
 // Exempt, or the shares sum to 0.
 func ComputeLimits(serverConcurrency int, levels []PriorityLevelConfiguration) ([]LevelLimits, error) {
@@ -108,10 +113,13 @@ func ComputeLimits(serverConcurrency int, levels []PriorityLevelConfiguration) (
 // MaxSeats is the per-request seat cap of a queuing level with the given
 // nominal limit and hand size: max(1, min(ceil(0.15 · nominal),
 // nominal / handSize)), the division truncating as upstream's int32
-// arithmetic does. A hand size of 0 or less counts as 1; one beyond int32
-// (which the API cannot hold) divides to 0. It never panics.
+// arithmetic does, so a negative hand size gives 1. A hand size of 0, on
+// which upstream's controller crashes (an integer division by zero; only
+// objects that skipped the API server's defaulting and validation have
+// it, with queues 0), counts as 1; one beyond int32 (which the API cannot
+// hold) divides to 0. It never panics.
 func MaxSeats(nominalCL, handSize int) int {
-	if handSize <= 0 {
+	if handSize == 0 {
 		handSize = 1
 	}
 	// int32(nominalCL) truncates as upstream; the division is in 64 bits so

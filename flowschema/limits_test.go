@@ -49,7 +49,10 @@ func TestMaxSeats(t *testing.T) {
 	for _, tt := range []struct{ nominal, hand, want int }{
 		{0, 8, 1}, {1, 8, 1}, {7, 6, 1}, {12, 6, 2}, {49, 6, 8}, {245, 6, 37}, {100, 1, 15}, {600, 0, 90},
 		// Hand sizes beyond int32 once divided by their low 32 bits (0).
-		{10, 1 << 32, 1}, {600, 1<<32 + 6, 1}, {600, -1, 90},
+		{10, 1 << 32, 1}, {600, 1<<32 + 6, 1},
+		// A negative hand size (queues 0, not defaulted) divides as
+		// upstream's int32 arithmetic does, to a negative number.
+		{600, -1, 1}, {100, -20, 1},
 	} {
 		if got := MaxSeats(tt.nominal, tt.hand); got != tt.want {
 			t.Errorf("MaxSeats(%d, %d) = %d, want %d", tt.nominal, tt.hand, got, tt.want)

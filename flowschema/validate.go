@@ -35,9 +35,20 @@ var (
 // problem the API server's validation (k8s.io/kubernetes v1.37.2
 // pkg/apis/flowcontrol/validation) would refuse, plus duplicate names,
 // all at once. It returns nil or an ErrorList.
-func Validate(cfg *Config) error {
+func Validate(cfg *Config) error { return validateConfig(cfg, true) }
+
+// ValidateAsStored is Validate for objects taken as the API server stores
+// them (CompileOptions.AsStored): it applies no defaults first, so a field
+// the defaults would have filled (queues 0, an empty limitResponse.type)
+// is reported: the API server never stores it. An unset
+// nominalConcurrencyShares still reads as its default.
+func ValidateAsStored(cfg *Config) error { return validateConfig(cfg, false) }
+
+func validateConfig(cfg *Config, defaults bool) error {
 	cfg = cfg.DeepCopy()
-	cfg.SetDefaults()
+	if defaults {
+		cfg.SetDefaults()
+	}
 	var all ErrorList
 	seen := map[string]bool{}
 	for i := range cfg.FlowSchemas {

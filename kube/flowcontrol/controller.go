@@ -148,6 +148,10 @@ func NewWithOptions(informerFactory kubeinformers.SharedInformerFactory, flowcon
 		// what upstream's controller accepts in isolation (a dangling
 		// FlowSchema, say) is accepted here too.
 		Lenient: true,
+		// And used as they are, without the v1 defaults, as upstream's
+		// controller uses them: objects that skipped the API server's
+		// defaulting (a fake clientset's) behave as there.
+		AsStored: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("flowcontrol: %w", err)

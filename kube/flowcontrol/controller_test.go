@@ -3,6 +3,7 @@ package flowcontrol
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -412,5 +413,37 @@ func TestLingeringCallNotReused(t *testing.T) {
 	k.estimate(&apf.Classification{FlowSchema: "catch-all", PriorityLevel: "catch-all"}, 0)
 	if k.lingers {
 		t.Error("estimate without additional latency: call.lingers = true, want false (the call can be reused)")
+	}
+}
+
+// Objects that no API server defaulted (issue 30) are used as they are,
+// as upstream's controller uses them: level batch, with limitResponse
+// {queuing: {handSize: 20}}, no type and queues 0, admits without queuing
+// and has max seats max(1, min(ceil(0.15·10), 10/20)) = 1, and its
+// FlowSchema is not dangling. Defaulted to 64 queues, a hand of 20 would
+// not deal and the level would be ignored (max seats 0, dangling).
+func TestUndefaultedObjectsUsedAsGiven(t *testing.T) {
+	pl := &flowcontrolv1.PriorityLevelConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "batch"},
+		Spec: flowcontrolv1.PriorityLevelConfigurationSpec{Type: flowcontrolv1.PriorityLevelEnablementLimited,
+			Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{NominalConcurrencyShares: i32(10000),
+				LimitResponse: flowcontrolv1.LimitResponse{Queuing: &flowcontrolv1.QueuingConfiguration{HandSize: 20}}}},
+	}
+	fs := testObjects()[1].(*flowcontrolv1.FlowSchema)
+	fs.Name, fs.Spec.PriorityLevelConfiguration.Name = "batch", "batch"
+	e := startEnv(t, []runtime.Object{pl, fs}, "batch")
+	var reasons []string
+	e.mu.Lock()
+	var obj flowcontrolv1.FlowSchema
+	if err := json.Unmarshal(e.patches["batch"].Patch, &obj); err != nil {
+		t.Fatal(err)
+	}
+	e.mu.Unlock()
+	for _, c := range obj.Status.Conditions {
+		reasons = append(reasons, c.Reason)
+	}
+	got := fmt.Sprintf("%d %v %s %d", e.c.GetMaxSeats("batch"), reasons, e.c.Dump()[0].Name, e.c.Dump()[0].Limits.Queues)
+	if want := "1 [Found] batch 0"; got != want {
+		t.Errorf("max seats, Dangling reason, first level and its queues = %s, want %s", got, want)
 	}
 }

@@ -21,6 +21,16 @@
 // minute, as upstream), and re-divides the concurrency every 10 s
 // (Options.AdjustPeriod) until stopped.
 //
+// The objects are used as the informers deliver them, without the v1
+// defaults, as upstream's controller uses them (apf.Options.AsStored;
+// apf.New, for objects from files, defaults them unless told not to).
+// Objects an API server stored are defaulted already; ones that no API
+// server saw, as a fake clientset holds them, behave as in upstream's
+// controller: queues 0 admits up to the level's limit without queuing, a
+// queuing section with no limitResponse.type queues without flows,
+// negative queues admit without limit, matchingPrecedence 0 matches
+// first, an unset lendablePercent lends nothing.
+//
 // Handle classifies the request, calls noteFn with the informers' own
 // objects (so the filter's X-Kubernetes-PF-FlowSchema-UID and
 // -PriorityLevel-UID headers carry their real UIDs; upstream's bootstrap
@@ -45,10 +55,23 @@
 // fake clock, on random request sequences with a level added or removed
 // through the clientset mid-way: same FlowSchema, level and distinguisher
 // (from noteFn), same states and reject reasons, same dispatch order per
-// level, same debug dumps. kube/verify/e2e runs kube-apiserver with it.
+// level, same debug dumps. TestDifferentialAsStored does the same with
+// objects loaded undefaulted (zero and missing fields, hand sizes that
+// only deal without the default 64 queues, no limitResponse.type, broken
+// unions, negative queues), named cases and random ones, and also
+// compares every level's max seats and nominal, lower and upper limits.
+// kube/verify/e2e runs kube-apiserver with it.
 //
 // # Differences from upstream
 //
+//   - Where upstream's controller crashes on objects that skipped the API
+//     server's defaulting and validation, this one does not: a Limited
+//     level without nominalConcurrencyShares (upstream dereferences nil)
+//     gets the default 30; a queuing section with queues 0 and hand size
+//     0 (upstream divides by the hand size) gets the max seats of a hand
+//     of 1; a level whose type is neither Limited nor Exempt is ignored;
+//     and an unknown distinguisher method means none. Everything else
+//     such objects carry is used as upstream uses it.
 //   - The work estimator is called for exempt requests too, as upstream's
 //     code does (its interface comment says it is not).
 //   - A request whose context has already ended is rejected (time-out)

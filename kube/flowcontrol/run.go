@@ -93,7 +93,7 @@ func (c *Controller) syncOne() (time.Duration, error) {
 // some writes were held back, as upstream rate-limits them.
 func (c *Controller) digest(pls []*flowcontrolv1.PriorityLevelConfiguration, fss []*flowcontrolv1.FlowSchema) (time.Duration, error) {
 	cfg := convertConfig(pls, fss)
-	cls, err := flowschema.Compile(cfg)
+	cls, err := flowschema.CompileWith(cfg, flowschema.CompileOptions{AsStored: true})
 	if err != nil {
 		return 0, fmt.Errorf("flowcontrol: %w", err)
 	}

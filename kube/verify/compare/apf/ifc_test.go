@@ -92,9 +92,16 @@ func newIfcSide(tb testing.TB, cfg *flowschema.Config, serverCL int, ours bool) 
 // benchmarks: upstream's fake clock takes a lock on every reading). Run is
 // not called: the driver runs the configuration worker (configWorker).
 func newIfcSideClock(tb testing.TB, cfg *flowschema.Config, serverCL int, ours, real bool) *ifcSide {
-	silence.Do(func() { klog.SetLogger(logr.Discard()) })
 	cfg = cfg.DeepCopy()
 	cfg.SetDefaults()
+	return newIfcSideStored(tb, cfg, serverCL, ours, real)
+}
+
+// newIfcSideStored is newIfcSideClock with cfg loaded into the clientset
+// as it is, not defaulted: as a fake clientset holds objects that no API
+// server has defaulted.
+func newIfcSideStored(tb testing.TB, cfg *flowschema.Config, serverCL int, ours, real bool) *ifcSide {
+	silence.Do(func() { klog.SetLogger(logr.Discard()) })
 	objs, _, err := upstreamfs.Objects(cfg)
 	if err != nil {
 		tb.Fatal(err)
@@ -146,7 +153,8 @@ func newIfcSideClock(tb testing.TB, cfg *flowschema.Config, serverCL int, ours, 
 	d := &upstreamDriver{tb: tb, clk: clk, ctl: ctl, worker: worker, stop: make(chan struct{}), mux: mux.NewPathRecorderMux("apfcompare"),
 		queue: map[string]bool{}, slots: map[int]*slot{}}
 	for _, pl := range cfg.PriorityLevels {
-		if pl.Spec.Limited != nil && pl.Spec.Limited.LimitResponse.Queuing != nil {
+		// With queues 0 upstream's queue set rejects as concurrency-limit.
+		if l := pl.Spec.Limited; l != nil && l.LimitResponse.Queuing != nil && l.LimitResponse.Queuing.Queues > 0 {
 			d.queue[pl.Name] = true
 		}
 	}
