@@ -21,24 +21,25 @@ const metricsSubsystem = "endpoint_slice_controller"
 // metricSet builds the metrics of one subsystem and registers them
 // together.
 type metricSet struct {
-	subsystem  string
-	collectors []prometheus.Collector
+	subsystem   string
+	constLabels prometheus.Labels // nil: none
+	collectors  []prometheus.Collector
 }
 
 func (s *metricSet) hist(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
-	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: s.subsystem, Name: name, Help: help, Buckets: buckets}, labels)
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: s.subsystem, ConstLabels: s.constLabels, Name: name, Help: help, Buckets: buckets}, labels)
 	s.collectors = append(s.collectors, h)
 	return h
 }
 
 func (s *metricSet) gauge(name, help string, labels ...string) *prometheus.GaugeVec {
-	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Subsystem: s.subsystem, Name: name, Help: help}, labels)
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Subsystem: s.subsystem, ConstLabels: s.constLabels, Name: name, Help: help}, labels)
 	s.collectors = append(s.collectors, g)
 	return g
 }
 
 func (s *metricSet) counter(name, help string, labels ...string) *prometheus.CounterVec {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: s.subsystem, Name: name, Help: help}, labels)
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: s.subsystem, ConstLabels: s.constLabels, Name: name, Help: help}, labels)
 	s.collectors = append(s.collectors, c)
 	return c
 }
@@ -158,12 +159,13 @@ type serviceEfficiency struct {
 	trafficDistribution        string
 }
 
-// newControllerMetrics registers the metrics on reg; nil reg means none.
-func newControllerMetrics(reg prometheus.Registerer, maxPerSlice int) (*controllerMetrics, error) {
+// newControllerMetrics registers the metrics on reg under subsystem,
+// with constLabels on each; nil reg means none.
+func newControllerMetrics(reg prometheus.Registerer, subsystem string, constLabels prometheus.Labels, maxPerSlice int) (*controllerMetrics, error) {
 	if reg == nil {
 		return nil, nil
 	}
-	s := &metricSet{subsystem: metricsSubsystem}
+	s := &metricSet{subsystem: subsystem, constLabels: constLabels}
 	perSync := prometheus.ExponentialBuckets(2, 2, 15)
 	m := &controllerMetrics{
 		added:   s.hist("endpoints_added_per_sync", "[BETA] Number of endpoints added on each Service sync", perSync),
