@@ -35,6 +35,13 @@ type applier struct {
 	tracker  *sliceTracker
 }
 
+// newApplier returns an applier with a fresh tracker and the wall clock.
+func newApplier(client clientset.Interface, name string, coalesce time.Duration, topoOpts topology.Options,
+	metrics *controllerMetrics, recorder record.EventRecorder) *applier {
+	return &applier{client: client, name: name, coalesce: coalesce, now: time.Now, topoOpts: topoOpts,
+		metrics: metrics, recorder: recorder, tracker: newSliceTracker()}
+}
+
 // writeState is what the applier keeps per Service between syncs; only
 // the sync holding the Service touches it.
 type writeState struct {
@@ -197,15 +204,20 @@ func withoutDeleting(in []*discovery.EndpointSlice) []*discovery.EndpointSlice {
 	return out
 }
 
+// checkControllerName checks a managed-by value as a label value.
+func checkControllerName(name string) error {
+	if err := validLabelValue(name); err != nil {
+		return fmt.Errorf("endpointslice: ControllerName %q: %w", name, err)
+	}
+	return nil
+}
+
 // checkShared checks the options the EndpointSlice controller and the
 // Writer have in common, returning every problem.
-func checkShared(maxPerSlice int32, name string, coalesce time.Duration, alloc topology.Allocator, hysteresis float64) []error {
+func checkShared(maxPerSlice int32, coalesce time.Duration, alloc topology.Allocator, hysteresis float64) []error {
 	var errs []error
 	if maxPerSlice < 1 || maxPerSlice > slicer.MaxEndpoints {
 		errs = append(errs, fmt.Errorf("endpointslice: MaxEndpointsPerSlice %d: must be 1..%d", maxPerSlice, slicer.MaxEndpoints))
-	}
-	if err := validLabelValue(name); err != nil {
-		errs = append(errs, fmt.Errorf("endpointslice: ControllerName %q: %w", name, err))
 	}
 	if coalesce < 0 {
 		errs = append(errs, fmt.Errorf("endpointslice: CoalesceWrites %v: must not be negative", coalesce))

@@ -231,7 +231,11 @@ func NewControllerWithOptions(ctx context.Context, podInformer coreinformers.Pod
 	if opts.ControllerName == "" {
 		opts.ControllerName = ControllerName
 	}
-	errs := checkShared(opts.MaxEndpointsPerSlice, opts.ControllerName, opts.CoalesceWrites, opts.Allocator, opts.Hysteresis)
+	var errs []error
+	if err := checkControllerName(opts.ControllerName); err != nil {
+		errs = append(errs, err)
+	}
+	errs = append(errs, checkShared(opts.MaxEndpointsPerSlice, opts.CoalesceWrites, opts.Allocator, opts.Hysteresis)...)
 	if opts.EndpointUpdatesBatchPeriod < 0 {
 		errs = append(errs, fmt.Errorf("endpointslice: EndpointUpdatesBatchPeriod %v: must not be negative", opts.EndpointUpdatesBatchPeriod))
 	}
@@ -247,16 +251,8 @@ func NewControllerWithOptions(ctx context.Context, podInformer coreinformers.Pod
 		return nil, err
 	}
 	c := &Controller{
-		applier: &applier{
-			client:   client,
-			name:     opts.ControllerName,
-			coalesce: opts.CoalesceWrites,
-			now:      time.Now,
-			topoOpts: topology.Options{Allocator: opts.Allocator, Hysteresis: opts.Hysteresis},
-			metrics:  m,
-			recorder: opts.EventRecorder,
-			tracker:  newSliceTracker(),
-		},
+		applier: newApplier(client, opts.ControllerName, opts.CoalesceWrites,
+			topology.Options{Allocator: opts.Allocator, Hysteresis: opts.Hysteresis}, m, opts.EventRecorder),
 		batch:         opts.EndpointUpdatesBatchPeriod,
 		coreOpts:      coreOpts,
 		queue:         newKeyQueue("endpoint_slice", maxSyncBackOff),

@@ -268,7 +268,7 @@ func (m *controllerMetrics) efficiencyOf(at slicer.AddressType, trafficDistribut
 			if s.AddressType != at {
 				continue
 			}
-			groups[portSetKey(s)] += len(s.Endpoints)
+			groups[portSetKey(s.AddressType, s.Ports)] += len(s.Endpoints)
 			e.endpoints += len(s.Endpoints)
 			e.actual++
 		}
@@ -288,15 +288,15 @@ func (m *controllerMetrics) deleteService(nn types.NamespacedName) {
 	m.delete(nn, true)
 }
 
-// portSetKey identifies a slice's address type and port set (as a
+// portSetKey identifies an address type and a port set (as a
 // multiset).
-func portSetKey(s *slicer.Slice) string {
-	parts := make([]string, len(s.Ports))
-	for i, p := range s.Ports {
-		parts[i] = fmt.Sprintf("%s/%d/%s/%s", p.Name, p.Port, p.Protocol, p.AppProtocol)
+func portSetKey(at slicer.AddressType, ports []slicer.Port) string {
+	parts := make([]string, len(ports))
+	for i, p := range ports {
+		parts[i] = fmt.Sprintf("%q/%d/%s/%q", p.Name, p.Port, p.Protocol, p.AppProtocol)
 	}
 	slices.Sort(parts)
-	return string(s.AddressType) + "|" + strings.Join(parts, ",")
+	return string(at) + "|" + strings.Join(parts, ",")
 }
 
 // mirroringSubsystem is upstream's subsystem of the mirroring
