@@ -479,3 +479,42 @@ func TestGroupsFrom(t *testing.T) {
 		t.Errorf("GroupsFrom(bad endpoints) = %v, names the good endpoints[0]", err)
 	}
 }
+
+// TestWriterConcurrentSyncs: Syncs of several Services at once, each
+// Service synced by two goroutines at once, leave every Service with one
+// slice (the Syncs of one Service take turns, and the second finds the
+// informer stale rather than creating a duplicate). Run with -race.
+func TestWriterConcurrentSyncs(t *testing.T) {
+	f := newWriterFixture(t, WriterOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	names := []string{"a", "b", "c"}
+	errs := make(chan error, 2*len(names))
+	for _, name := range names {
+		svc := fixture.Service(name, func(s *corev1.Service) { s.Spec.Selector = nil })
+		groups, err := GroupsFrom(svc, []ExternalEndpoint{vm(1, true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			go func() { errs <- f.w.Sync(ctx, svc, groups) }()
+		}
+	}
+	for range 2 * len(names) {
+		select {
+		case err := <-errs:
+			if err != nil && !errors.Is(err, ErrStaleInformer) {
+				t.Errorf("Sync = %v, want nil or ErrStaleInformer", err)
+			}
+		case <-ctx.Done():
+			t.Fatal("Syncs did not return")
+		}
+	}
+	perService := map[string]int{}
+	for _, s := range f.slices() {
+		perService[s.Labels[discovery.LabelServiceName]]++
+	}
+	if diff := cmp.Diff(map[string]int{"a": 1, "b": 1, "c": 1}, perService); diff != "" {
+		t.Errorf("slices per Service (-want +got):\n%s", diff)
+	}
+}
