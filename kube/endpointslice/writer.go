@@ -101,6 +101,7 @@ type HeldError struct {
 	RetryAfter time.Duration
 }
 
+// Error says how long the writes are held.
 func (e *HeldError) Error() string {
 	return fmt.Sprintf("endpointslice: writes held back for %v (CoalesceWrites)", e.RetryAfter)
 }

@@ -84,3 +84,36 @@ func ExampleWriter() {
 	// 192.168.1.10 ready=true 192.168.1.11 ready=false
 	// 192.168.1.10 ready=true 192.168.1.11 ready=true
 }
+
+// GroupsFrom groups a source's endpoints by address type and port set,
+// in the order they first appear, and derives readiness as for pods.
+func ExampleGroupsFrom() {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "vms"},
+		Spec:       corev1.ServiceSpec{IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}},
+	}
+	http := []slicer.Port{{Name: "http", Port: 8080}}
+	groups, err := endpointslice.GroupsFrom(svc, []endpointslice.ExternalEndpoint{
+		{Addresses: []string{"192.168.1.10"}, Ports: http, Serving: true, Zone: "zone-a"},
+		{Addresses: []string{"2001:db8::0:10"}, Ports: http, Serving: true},
+		{Addresses: []string{"192.168.1.11"}, Ports: http, Serving: true, Terminating: true},
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, g := range groups {
+		fmt.Println(g.AddressType, g.Ports[0].Port, g.Ports[0].Protocol)
+		for _, e := range g.Endpoints {
+			fmt.Printf("  %s ready=%v zone=%q\n", e.Addresses[0], e.Conditions.Ready, e.Zone)
+		}
+	}
+	_, err = endpointslice.GroupsFrom(svc, []endpointslice.ExternalEndpoint{{Addresses: []string{"vm-1"}}})
+	fmt.Println(err)
+	// Output:
+	// IPv4 8080 TCP
+	//   192.168.1.10 ready=true zone="zone-a"
+	//   192.168.1.11 ready=false zone=""
+	// IPv6 8080 TCP
+	//   2001:db8::10 ready=true zone=""
+	// endpointslice: endpoints[0] [vm-1]: address "vm-1": neither an IP nor a fully qualified domain name
+}
