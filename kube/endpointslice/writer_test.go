@@ -518,3 +518,34 @@ func TestWriterConcurrentSyncs(t *testing.T) {
 		t.Errorf("slices per Service (-want +got):\n%s", diff)
 	}
 }
+
+// TestWriterMetricsShareARegistry: two Writers register their
+// endpoint_slice_writer_* metrics on one registry, told apart by the
+// managed_by label.
+func TestWriterMetricsShareARegistry(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	inf := informers.NewSharedInformerFactory(fake.NewClientset(), 0).Discovery().V1().EndpointSlices()
+	for _, name := range []string{"a.example.com", "b.example.com"} {
+		if _, err := NewWriter(fake.NewClientset(), inf, WriterOptions{ControllerName: name, Registerer: reg}); err != nil {
+			t.Fatalf("NewWriter(%s) on a shared registry: %v", name, err)
+		}
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, mf := range families {
+		if mf.GetName() != "endpoint_slice_writer_num_endpoint_slices" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				got = append(got, l.GetName()+"="+l.GetValue())
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"managed_by=a.example.com", "managed_by=b.example.com"}, got); diff != "" {
+		t.Errorf("endpoint_slice_writer_num_endpoint_slices series (-want +got):\n%s", diff)
+	}
+}
