@@ -200,6 +200,9 @@ func (r *Reconciler) check(svc *Service, desired []Group, existing []Slice) erro
 			errs = append(errs, fmt.Errorf("slicer: Service.AddressTypes[%d]: %q repeated", i, t))
 		}
 	}
+	if o := svc.Owner; o != (OwnerRef{}) && (o.APIVersion == "" || o.Kind == "" || o.Name == "" || o.UID == "") {
+		errs = append(errs, fmt.Errorf("slicer: Service.Owner %+v: APIVersion, Kind, Name and UID must all be set", o))
+	}
 	for i := range desired {
 		g := &desired[i]
 		if !slices.Contains(svc.AddressTypes, g.AddressType) {
@@ -745,17 +748,23 @@ func (r *Reconciler) newSlice(svc *Service, at AddressType, ports []Port, n int)
 		Ports:        ports,
 		Endpoints:    make([]Endpoint, 0, n),
 		Labels:       r.labels(svc),
-		Owners: []OwnerRef{{
-			APIVersion: "v1", Kind: "Service", Name: svc.Name, UID: svc.UID,
-			Controller: true, BlockOwnerDeletion: true,
-		}},
+		Owners:       []OwnerRef{ownerOf(svc)},
 	}
 }
 
-// ownedBy reports whether s has an owner reference to svc.
+// ownerOf returns the owner reference of svc's slices (Service.Owner).
+func ownerOf(svc *Service) OwnerRef {
+	if svc.Owner != (OwnerRef{}) {
+		return svc.Owner
+	}
+	return OwnerRef{APIVersion: "v1", Kind: "Service", Name: svc.Name, UID: svc.UID, Controller: true, BlockOwnerDeletion: true}
+}
+
+// ownedBy reports whether s has an owner reference to svc's owner.
 func ownedBy(s *Slice, svc *Service) bool {
+	want := ownerOf(svc)
 	for _, o := range s.Owners {
-		if o.UID == svc.UID && o.Kind == "Service" && o.APIVersion == "v1" {
+		if o.UID == want.UID && o.Kind == want.Kind && o.APIVersion == want.APIVersion {
 			return true
 		}
 	}

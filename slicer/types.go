@@ -234,6 +234,13 @@ type Service struct {
 	// TriggerTime is the last-change trigger time written on every slice
 	// created or updated; zero removes the annotation from them.
 	TriggerTime time.Time
+	// Owner is the owner reference of the slices created for the
+	// Service, and the owner an existing slice must have to be kept (by
+	// APIVersion, Kind and UID); the zero value is the Service itself (v1
+	// Service, Name, UID, controller and blocking deletion), as upstream.
+	// A writer whose slices belong to another object of the Service's
+	// namespace (a ServiceImport, say) sets it.
+	Owner OwnerRef
 	// TopologyHints is true when hints are managed by a later pass (the
 	// topology-mode annotation or a valid trafficDistribution). When
 	// false, Reconcile removes hints as upstream does: it clears them on

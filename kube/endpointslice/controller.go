@@ -158,15 +158,9 @@ type ControllerOptions struct {
 // ControllerOptions.CoalesceWrites (off by default) bounds how often a
 // Service is written instead.
 type Controller struct {
-	client    clientset.Interface
-	name      string
+	*applier  // hints, CoalesceWrites, writes, tracker, metrics, events
 	batch     time.Duration
-	coalesce  time.Duration
-	now       func() time.Time // the clock of CoalesceWrites
 	coreOpts  slicer.Options
-	topoOpts  topology.Options
-	metrics   *controllerMetrics
-	recorder  record.EventRecorder
 	broadcast record.EventBroadcaster // nil with a caller's recorder
 
 	serviceLister corelisters.ServiceLister
@@ -177,7 +171,6 @@ type Controller struct {
 
 	queue     workqueue.TypedRateLimitingInterface[string]
 	topoQueue workqueue.TypedRateLimitingInterface[string]
-	tracker   *sliceTracker
 	triggers  *triggerTimes
 
 	mu       sync.Mutex
@@ -189,12 +182,8 @@ type Controller struct {
 // serviceState is what the controller keeps per Service between syncs;
 // only the worker holding the Service's key touches it.
 type serviceState struct {
-	syncer   *Syncer
-	hadHints bool
-	// With CoalesceWrites: when the Service was last written, and the
-	// earliest trigger time of the changes held back since (zero if none).
-	lastWrite   time.Time
-	heldTrigger time.Time
+	syncer *Syncer
+	writeState
 }
 
 // NewController returns an EndpointSlice controller with the signature
@@ -239,27 +228,16 @@ func NewControllerWithOptions(ctx context.Context, podInformer coreinformers.Pod
 	if opts.MaxEndpointsPerSlice == 0 {
 		opts.MaxEndpointsPerSlice = slicer.DefaultMaxEndpointsPerSlice
 	}
-	var errs []error
-	if opts.MaxEndpointsPerSlice < 1 || opts.MaxEndpointsPerSlice > slicer.MaxEndpoints {
-		errs = append(errs, fmt.Errorf("endpointslice: MaxEndpointsPerSlice %d: must be 1..%d", opts.MaxEndpointsPerSlice, slicer.MaxEndpoints))
-	}
 	if opts.ControllerName == "" {
 		opts.ControllerName = ControllerName
 	}
-	if err := validLabelValue(opts.ControllerName); err != nil {
-		errs = append(errs, fmt.Errorf("endpointslice: ControllerName %q: %w", opts.ControllerName, err))
+	var errs []error
+	if err := checkControllerName(opts.ControllerName); err != nil {
+		errs = append(errs, err)
 	}
+	errs = append(errs, checkShared(opts.MaxEndpointsPerSlice, opts.CoalesceWrites, opts.Allocator, opts.Hysteresis)...)
 	if opts.EndpointUpdatesBatchPeriod < 0 {
 		errs = append(errs, fmt.Errorf("endpointslice: EndpointUpdatesBatchPeriod %v: must not be negative", opts.EndpointUpdatesBatchPeriod))
-	}
-	if opts.CoalesceWrites < 0 {
-		errs = append(errs, fmt.Errorf("endpointslice: CoalesceWrites %v: must not be negative", opts.CoalesceWrites))
-	}
-	if opts.Allocator != topology.AllocatorUpstream && opts.Allocator != topology.AllocatorMinCrossZone {
-		errs = append(errs, fmt.Errorf("endpointslice: Allocator %d: must be topology.AllocatorUpstream or topology.AllocatorMinCrossZone", opts.Allocator))
-	}
-	if !(opts.Hysteresis >= 0 && opts.Hysteresis <= maxHysteresis) { // NaN fails both
-		errs = append(errs, fmt.Errorf("endpointslice: Hysteresis %v: must be 0..%v", opts.Hysteresis, maxHysteresis))
 	}
 	if errs != nil {
 		return nil, errors.Join(errs...)
@@ -268,23 +246,17 @@ func NewControllerWithOptions(ctx context.Context, podInformer coreinformers.Pod
 	if _, err := slicer.NewReconciler(coreOpts); err != nil {
 		return nil, err
 	}
-	m, err := newControllerMetrics(opts.Registerer, int(opts.MaxEndpointsPerSlice))
+	m, err := newControllerMetrics(opts.Registerer, metricsSubsystem, nil, int(opts.MaxEndpointsPerSlice))
 	if err != nil {
 		return nil, err
 	}
 	c := &Controller{
-		client:        client,
-		name:          opts.ControllerName,
+		applier: newApplier(client, opts.ControllerName, opts.CoalesceWrites,
+			topology.Options{Allocator: opts.Allocator, Hysteresis: opts.Hysteresis}, m, opts.EventRecorder),
 		batch:         opts.EndpointUpdatesBatchPeriod,
-		coalesce:      opts.CoalesceWrites,
-		now:           time.Now,
 		coreOpts:      coreOpts,
-		topoOpts:      topology.Options{Allocator: opts.Allocator, Hysteresis: opts.Hysteresis},
-		metrics:       m,
-		recorder:      opts.EventRecorder,
 		queue:         newKeyQueue("endpoint_slice", maxSyncBackOff),
 		topoQueue:     workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
-		tracker:       newSliceTracker(),
 		triggers:      newTriggerTimes(),
 		services:      map[string]*serviceState{},
 		hints:         map[string]map[slicer.AddressType]map[string]int{},
@@ -313,8 +285,8 @@ func NewControllerWithOptions(ctx context.Context, podInformer coreinformers.Pod
 			UpdateFunc: c.onNodeUpdate,
 			DeleteFunc: func(any) { c.topoQueue.Add(topologyQueueKey) },
 		},
-		endpointSliceInformer.Informer(): sliceEvents{managedBy: c.name, tracker: c.tracker, queue: c.queue,
-			delay: max(endpointSliceChangeMinSyncDelay, c.batch)}.funcs(),
+		endpointSliceInformer.Informer(): sliceEvents{managedBy: c.name, tracker: c.tracker,
+			enqueue: afterDelay(c.queue, max(endpointSliceChangeMinSyncDelay, c.batch))}.funcs(),
 	})
 	if err != nil {
 		return nil, err
@@ -427,78 +399,23 @@ func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Serv
 		return err
 	}
 	trigger = earliest(trigger, st.heldTrigger)
-	td := ""
-	if svc.Spec.TrafficDistribution != nil {
-		td = *svc.Spec.TrafficDistribution
-	}
-	policy := topology.PolicyFor(svc.Annotations, td, true)
+	policy, td := policyOf(svc)
 	facts := ServiceFacts(svc, trigger)
 	facts.TopologyHints = policy != topology.PolicyNone
 	plan, skipped, err := st.syncer.Plan(facts, svc, pods, c.nodeLister, existing)
 	if err != nil {
 		return err
 	}
-	opts := c.topoOpts
-	opts.HadHints = st.hadHints
 	c.mu.Lock()
 	capacity := c.capacity
 	c.mu.Unlock()
-	results, hadHints := topology.HintPlan(capacity, &plan, trigger, policy, opts)
-	if c.hold(st, key, plan.Writes(), trigger) {
+	out, err := c.apply(ctx, svc, &st.writeState, &plan, existing, trigger, policy, td, capacity)
+	if out.held > 0 {
+		c.queue.AddAfter(key, out.held)
 		return skipped // requeued for when the Service may be written
 	}
-	st.hadHints = hadHints
-	c.recordHints(key, policy, results)
-
-	creates, updates, deletes, err := Objects(plan, existing)
-	if err != nil {
-		return err
-	}
-	written, writeErr := c.write(ctx, svc, plan.Types, creates, updates, deletes)
-
-	topo, tdLabel := "Disabled", ""
-	if policy == topology.PolicyAuto {
-		topo = "Auto"
-	} else if policy != topology.PolicyNone {
-		tdLabel = td
-	}
-	c.metrics.planned(types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}, &plan, written, topo, tdLabel)
-	for _, r := range results {
-		for _, ev := range r.Events {
-			c.recorder.Event(svc, ev.Type, ev.Reason, ev.Message)
-		}
-	}
-	return errors.Join(writeErr, skipped)
-}
-
-// hold reports whether a plan with the given number of writes is held back (see
-// ControllerOptions.CoalesceWrites), in which case it requeues the
-// Service for when it may be written, and keeps st's account: the time
-// of the last write, and the trigger time of the held changes.
-func (c *Controller) hold(st *serviceState, key string, writes int, trigger time.Time) bool {
-	if c.coalesce <= 0 {
-		return false
-	}
-	if writes == 0 {
-		st.heldTrigger = time.Time{} // whatever was held has come undone
-		return false
-	}
-	now := c.now()
-	if since := now.Sub(st.lastWrite); !st.lastWrite.IsZero() && since >= 0 && since < c.coalesce {
-		st.heldTrigger = trigger
-		c.queue.AddAfter(key, c.coalesce-since)
-		return true
-	}
-	st.lastWrite, st.heldTrigger = now, time.Time{}
-	return false
-}
-
-// earliest returns the earlier of two trigger times, zero meaning none.
-func earliest(a, b time.Time) time.Time {
-	if a.IsZero() || !b.IsZero() && b.Before(a) {
-		return b
-	}
-	return a
+	c.recordHints(key, policy, out.hints)
+	return errors.Join(err, skipped)
 }
 
 // state returns the Service's state, creating it on first use.
@@ -548,80 +465,6 @@ func (c *Controller) forgetService(key string, nn types.NamespacedName) {
 	delete(c.services, key)
 	delete(c.hints, key)
 	c.mu.Unlock()
-}
-
-// write sends the plan's objects as upstream's reconciler does: the
-// writes of each address type of the Service (in the order of types),
-// creates, updates and deletes, with a sliceWriter each, so that a
-// failure ends the writes of its address type only; then the deletes of
-// slices of address types the Service no longer has, each whatever the
-// others' results. It returns the address types whose writes were all
-// made (not one whose create the terminating namespace refused, which
-// is no error) and the errors.
-func (c *Controller) write(ctx context.Context, svc *corev1.Service, types []slicer.TypeChurn,
-	creates, updates, deletes []*discovery.EndpointSlice) (map[slicer.AddressType]bool, error) {
-	w := sliceWriter{client: c.client, tracker: c.tracker, owner: "Service " + svc.Namespace + "/" + svc.Name}
-	if c.metrics != nil {
-		w.change = c.metrics.change
-	}
-	written := map[slicer.AddressType]bool{}
-	var errs []error
-	for _, t := range types {
-		at := discovery.AddressType(t.AddressType)
-		done, err := w.send(ctx, svc.Namespace, ofType(creates, at), ofType(updates, at), ofType(deletes, at))
-		written[t.AddressType] = done
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	for _, s := range deletes {
-		if _, ok := written[slicer.AddressType(s.AddressType)]; ok {
-			continue
-		}
-		if _, err := w.send(ctx, svc.Namespace, nil, nil, []*discovery.EndpointSlice{s}); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	// A plan's creates and updates are all of the Service's address
-	// types, which types lists; should one not be, it is still sent.
-	untyped := func(list []*discovery.EndpointSlice) []*discovery.EndpointSlice {
-		var out []*discovery.EndpointSlice
-		for _, s := range list {
-			if _, ok := written[slicer.AddressType(s.AddressType)]; !ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	if c, u := untyped(creates), untyped(updates); len(c)+len(u) > 0 {
-		if _, err := w.send(ctx, svc.Namespace, c, u, nil); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return written, errors.Join(errs...)
-}
-
-// ofType returns the slices of list with address type at, in order.
-func ofType(list []*discovery.EndpointSlice, at discovery.AddressType) []*discovery.EndpointSlice {
-	var out []*discovery.EndpointSlice
-	for _, s := range list {
-		if s.AddressType == at {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// withoutDeleting drops slices with a deletion timestamp, which would
-// otherwise hold a sync back until they are gone.
-func withoutDeleting(in []*discovery.EndpointSlice) []*discovery.EndpointSlice {
-	out := in[:0:0]
-	for _, s := range in {
-		if s.DeletionTimestamp == nil {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 func (c *Controller) queueService(obj any) {

@@ -85,19 +85,30 @@ func (f *ctlFixture) store(obj runtime.Object) {
 
 // syncSlicesToStore makes the slice informer show exactly the slices in
 // the fake API server.
-func (f *ctlFixture) syncSlicesToStore() {
-	f.t.Helper()
-	list, err := f.client.DiscoveryV1().EndpointSlices("").List(context.Background(), metav1.ListOptions{})
+func (f *ctlFixture) syncSlicesToStore() { replaceSlices(f.t, f.client, f.factory) }
+
+// replaceSlices makes the factory's slice informer show exactly the
+// slices in the fake API server.
+func replaceSlices(t *testing.T, client *fake.Clientset, factory informers.SharedInformerFactory) {
+	t.Helper()
+	list := listSlices(t, client)
+	objs := make([]any, len(list))
+	for i := range list {
+		objs[i] = &list[i]
+	}
+	if err := factory.Discovery().V1().EndpointSlices().Informer().GetStore().Replace(objs, ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// listSlices returns the slices in the fake API server.
+func listSlices(t *testing.T, client *fake.Clientset) []discovery.EndpointSlice {
+	t.Helper()
+	list, err := client.DiscoveryV1().EndpointSlices("").List(context.Background(), metav1.ListOptions{})
 	if err != nil {
-		f.t.Fatal(err)
+		t.Fatal(err)
 	}
-	objs := make([]any, len(list.Items))
-	for i := range list.Items {
-		objs[i] = &list.Items[i]
-	}
-	if err := f.factory.Discovery().V1().EndpointSlices().Informer().GetStore().Replace(objs, ""); err != nil {
-		f.t.Fatal(err)
-	}
+	return list.Items
 }
 
 // writes counts the create, update and delete calls on EndpointSlices.
@@ -114,14 +125,7 @@ func (f *ctlFixture) writes() map[string]int {
 // total is the number of writes in a writes() count.
 func total(m map[string]int) int { return m["create"] + m["update"] + m["delete"] }
 
-func (f *ctlFixture) slices() []discovery.EndpointSlice {
-	f.t.Helper()
-	list, err := f.client.DiscoveryV1().EndpointSlices("").List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return list.Items
-}
+func (f *ctlFixture) slices() []discovery.EndpointSlice { return listSlices(f.t, f.client) }
 
 // endpointSet is the Service's endpoints by address, with readiness.
 func endpointSet(slices []discovery.EndpointSlice) map[string]bool {

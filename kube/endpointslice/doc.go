@@ -72,4 +72,33 @@
 // NewMirroringControllerWithOptions adds upstream's
 // endpoint_slice_mirroring_controller_* metrics on a registerer. kube/verify/e2e
 // runs the controller next to upstream's on real kube-apiservers.
+//
+// # Endpoints that are not Pods
+//
+// Writer is the third front-end on the same shell, for sources whose
+// endpoints are not Pods (virtual machines behind a selectorless
+// Service, another cluster's endpoints, a mesh's registry): the caller
+// computes a Service's endpoints and calls Sync; the Writer plans with
+// slicer and writes as the EndpointSlice controller does, with its
+// code (applier.go: hints by the Service's annotation and
+// trafficDistribution, CoalesceWrites, each address type's creates,
+// updates and deletes in upstream's order, the stale-informer tracker,
+// the metrics and events):
+//
+//	w, err := endpointslice.NewWriter(client, sliceInformer, endpointslice.WriterOptions{ControllerName: "vms.example.com"})
+//	groups, err := endpointslice.GroupsFrom(svc, []endpointslice.ExternalEndpoint{
+//		{Addresses: []string{"192.168.1.10"}, Ports: ports, Serving: true},
+//	})
+//	err = w.Sync(ctx, svc, groups) // on ErrStaleInformer or a *HeldError, sync again later
+//	err = w.Delete(ctx, svc)       // the source went away
+//
+// Its slices carry its own managed-by label (ControllerName, required,
+// never kube-controller-manager's), so it and kube-controller-manager's
+// controllers, or two Writers, never touch each other's slices; the
+// slices are owned by the Service or by an object of the caller's
+// choice (WriterOptions.Owner, a ServiceImport say). The Writer has no
+// queue and no goroutine: the caller's workers call it, and retry a
+// Sync refused because the informer has not yet seen the Writer's own
+// writes (ErrStaleInformer), which is how a stale cache never creates
+// duplicate slices.
 package endpointslice

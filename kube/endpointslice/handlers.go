@@ -123,7 +123,7 @@ func sliceOf(obj any) *discovery.EndpointSlice {
 // sliceEvents reacts to the EndpointSlice events of the slices one
 // controller manages (managed-by label managedBy), as upstream's
 // controllers do: it queues the owner (the Service, or the Endpoints
-// object, of the slice's service-name label) after delay when someone
+// object, of the slice's service-name label) with enqueue when someone
 // else added, changed or deleted one of its slices, when a slice moved
 // in or out of the controller's management, and (both owners) when a
 // slice's service-name label changed. The tracker tells the
@@ -131,8 +131,12 @@ func sliceOf(obj any) *discovery.EndpointSlice {
 type sliceEvents struct {
 	managedBy string
 	tracker   *sliceTracker
-	queue     workqueue.TypedRateLimitingInterface[string]
-	delay     time.Duration
+	enqueue   func(key string) // the owner's "namespace/name"
+}
+
+// afterDelay returns an enqueue function adding keys to q after delay.
+func afterDelay(q workqueue.TypedRateLimitingInterface[string], delay time.Duration) func(string) {
+	return func(key string) { q.AddAfter(key, delay) }
 }
 
 func (h sliceEvents) managed(s *discovery.EndpointSlice) bool {
@@ -174,7 +178,7 @@ func (h sliceEvents) queueOwner(s *discovery.EndpointSlice) {
 		utilruntime.HandleError(fmt.Errorf("endpointslice: EndpointSlice %s/%s has no %s label", s.Namespace, s.Name, discovery.LabelServiceName))
 		return
 	}
-	h.queue.AddAfter(s.Namespace+"/"+owner, h.delay)
+	h.enqueue(s.Namespace + "/" + owner)
 }
 
 // onNodeUpdate refreshes zone capacity when a node's readiness or zone
@@ -206,14 +210,7 @@ func (c *Controller) updateCapacity(ctx context.Context) {
 		klog.FromContext(ctx).Error(err, "Error listing Nodes")
 		return
 	}
-	in := make([]topology.Node, len(nodes))
-	for i, n := range nodes {
-		_, cp := n.Labels["node-role.kubernetes.io/control-plane"]
-		_, master := n.Labels["node-role.kubernetes.io/master"]
-		in[i] = topology.Node{Name: n.Name, Zone: n.Labels[corev1.LabelTopologyZone], MilliCPU: n.Status.Allocatable.Cpu().MilliValue(),
-			Ready: nodeReady(n), ControlPlane: cp || master}
-	}
-	capacity := topology.NewCapacity(in)
+	capacity := capacityOf(nodes)
 	var overloaded []string
 	c.mu.Lock()
 	c.capacity = capacity
@@ -229,6 +226,19 @@ func (c *Controller) updateCapacity(ctx context.Context) {
 	for _, key := range overloaded {
 		c.queue.Add(key)
 	}
+}
+
+// capacityOf returns the zones' capacity for hints from the nodes, as
+// upstream's topology cache counts them.
+func capacityOf(nodes []*corev1.Node) topology.Capacity {
+	in := make([]topology.Node, len(nodes))
+	for i, n := range nodes {
+		_, cp := n.Labels["node-role.kubernetes.io/control-plane"]
+		_, master := n.Labels["node-role.kubernetes.io/master"]
+		in[i] = topology.Node{Name: n.Name, Zone: n.Labels[corev1.LabelTopologyZone], MilliCPU: n.Status.Allocatable.Cpu().MilliValue(),
+			Ready: nodeReady(n), ControlPlane: cp || master}
+	}
+	return topology.NewCapacity(in)
 }
 
 func nodeReady(n *corev1.Node) bool {

@@ -21,24 +21,25 @@ const metricsSubsystem = "endpoint_slice_controller"
 // metricSet builds the metrics of one subsystem and registers them
 // together.
 type metricSet struct {
-	subsystem  string
-	collectors []prometheus.Collector
+	subsystem   string
+	constLabels prometheus.Labels // nil: none
+	collectors  []prometheus.Collector
 }
 
 func (s *metricSet) hist(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
-	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: s.subsystem, Name: name, Help: help, Buckets: buckets}, labels)
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: s.subsystem, ConstLabels: s.constLabels, Name: name, Help: help, Buckets: buckets}, labels)
 	s.collectors = append(s.collectors, h)
 	return h
 }
 
 func (s *metricSet) gauge(name, help string, labels ...string) *prometheus.GaugeVec {
-	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Subsystem: s.subsystem, Name: name, Help: help}, labels)
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Subsystem: s.subsystem, ConstLabels: s.constLabels, Name: name, Help: help}, labels)
 	s.collectors = append(s.collectors, g)
 	return g
 }
 
 func (s *metricSet) counter(name, help string, labels ...string) *prometheus.CounterVec {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: s.subsystem, Name: name, Help: help}, labels)
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: s.subsystem, ConstLabels: s.constLabels, Name: name, Help: help}, labels)
 	s.collectors = append(s.collectors, c)
 	return c
 }
@@ -158,12 +159,13 @@ type serviceEfficiency struct {
 	trafficDistribution        string
 }
 
-// newControllerMetrics registers the metrics on reg; nil reg means none.
-func newControllerMetrics(reg prometheus.Registerer, maxPerSlice int) (*controllerMetrics, error) {
+// newControllerMetrics registers the metrics on reg under subsystem,
+// with constLabels on each; nil reg means none.
+func newControllerMetrics(reg prometheus.Registerer, subsystem string, constLabels prometheus.Labels, maxPerSlice int) (*controllerMetrics, error) {
 	if reg == nil {
 		return nil, nil
 	}
-	s := &metricSet{subsystem: metricsSubsystem}
+	s := &metricSet{subsystem: subsystem, constLabels: constLabels}
 	perSync := prometheus.ExponentialBuckets(2, 2, 15)
 	m := &controllerMetrics{
 		added:   s.hist("endpoints_added_per_sync", "[BETA] Number of endpoints added on each Service sync", perSync),
@@ -266,7 +268,7 @@ func (m *controllerMetrics) efficiencyOf(at slicer.AddressType, trafficDistribut
 			if s.AddressType != at {
 				continue
 			}
-			groups[portSetKey(s)] += len(s.Endpoints)
+			groups[portSetKey(s.AddressType, s.Ports)] += len(s.Endpoints)
 			e.endpoints += len(s.Endpoints)
 			e.actual++
 		}
@@ -286,15 +288,15 @@ func (m *controllerMetrics) deleteService(nn types.NamespacedName) {
 	m.delete(nn, true)
 }
 
-// portSetKey identifies a slice's address type and port set (as a
+// portSetKey identifies an address type and a port set (as a
 // multiset).
-func portSetKey(s *slicer.Slice) string {
-	parts := make([]string, len(s.Ports))
-	for i, p := range s.Ports {
-		parts[i] = fmt.Sprintf("%s/%d/%s/%s", p.Name, p.Port, p.Protocol, p.AppProtocol)
+func portSetKey(at slicer.AddressType, ports []slicer.Port) string {
+	parts := make([]string, len(ports))
+	for i, p := range ports {
+		parts[i] = fmt.Sprintf("%q/%d/%s/%q", p.Name, p.Port, p.Protocol, p.AppProtocol)
 	}
 	slices.Sort(parts)
-	return string(s.AddressType) + "|" + strings.Join(parts, ",")
+	return string(at) + "|" + strings.Join(parts, ",")
 }
 
 // mirroringSubsystem is upstream's subsystem of the mirroring

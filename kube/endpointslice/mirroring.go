@@ -250,8 +250,8 @@ func NewMirroringControllerWithOptions(ctx context.Context, endpointsInformer co
 				}
 			},
 		},
-		endpointSliceInformer.Informer(): sliceEvents{managedBy: MirroringControllerName, tracker: c.tracker, queue: c.queue,
-			delay: c.batch}.funcs(),
+		endpointSliceInformer.Informer(): sliceEvents{managedBy: MirroringControllerName, tracker: c.tracker,
+			enqueue: afterDelay(c.queue, c.batch)}.funcs(),
 	})
 	if err != nil {
 		return nil, err

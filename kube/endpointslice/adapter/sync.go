@@ -129,7 +129,7 @@ func sameFacts(a, b *slicer.Service) bool {
 	return a.Namespace == b.Namespace && a.Name == b.Name && a.UID == b.UID && maps.Equal(a.Labels, b.Labels) &&
 		slices.Equal(a.AddressTypes, b.AddressTypes) && a.Headless == b.Headless &&
 		a.PublishNotReadyAddresses == b.PublishNotReadyAddresses && a.Deleting == b.Deleting &&
-		a.TopologyHints == b.TopologyHints
+		a.TopologyHints == b.TopologyHints && a.Owner == b.Owner
 }
 
 // sameSlices reports whether in are, as a set without repeats, the slices
