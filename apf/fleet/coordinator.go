@@ -38,6 +38,10 @@ type CoordinatorConfig struct {
 	Borrowing flowschema.BorrowingOptions
 	// Clock times Start's rounds; default fairqueue.RealClock.
 	Clock fairqueue.Clock
+	// GoAway, if set, is targeted every round at this replica's heaviest
+	// flow while the replica is Overloaded, and at nothing otherwise; give
+	// the same one to the Controller's Handler (HandlerOptions.GoAway).
+	GoAway *apf.TargetedGoAway
 }
 
 // Coordinator runs one replica's part of the fleet on an apf.Controller:
@@ -119,11 +123,19 @@ func (c *Coordinator) Round(ctx context.Context, now time.Time) error {
 	c.mu.Lock()
 	c.peers = len(peers)
 	c.mu.Unlock()
+	own.Replica = c.cfg.Replica
+	if g := c.cfg.GoAway; g != nil {
+		heavy := len(own.Flows) > 0 && Overloaded(own, peers)
+		if heavy {
+			g.Target(names[own.Flows[0].Level+"\x00"+own.Flows[0].Flow], true)
+		} else {
+			g.Target(apf.FlowKey{}, false)
+		}
+	}
 	if len(peers) == 0 {
 		c.cfg.Limiter.SetCaps(nil)
 		return err
 	}
-	own.Replica = c.cfg.Replica
 	if levels := LevelLimits(own, peers, c.cfg.Borrowing); levels != nil {
 		ctl.SetCurrentLimits(now, levels)
 	}

@@ -252,3 +252,46 @@ func TestNewCoordinatorErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCoordinatorTargetsGoAway: a replica busier than its idle peer
+// targets its heaviest flow; once the peer is as busy, nothing.
+func TestCoordinatorTargetsGoAway(t *testing.T) {
+	clk := &stepClock{now: start}
+	store := fleet.NewMemoryStore()
+	fl := apf.NewFlowLimiter()
+	c := newController(t, nil, clk, fl)
+	g, _ := apf.NewTargetedGoAway(time.Nanosecond)
+	co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: "r0", Store: store, Controller: c, Limiter: fl, Period: time.Second, GoAway: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heavy := apf.FlowKey{PriorityLevel: "global-default", FlowSchema: "global-default", Distinguisher: "heavy"}
+	for i, peerDemand := range []float64{0, 1000} {
+		if err := store.Publish(context.Background(), fleet.Summary{Replica: "r1", Period: uint64(i + 1), ServerConcurrencyLimit: 60,
+			Levels: []fleet.LevelDemand{{Name: "global-default", CurrentCL: 5, Demand: flowschema.SeatDemand{Average: peerDemand}}}}); err != nil {
+			t.Fatal(err)
+		}
+		var tks []apf.Ticket
+		for _, u := range []string{"heavy", "heavy", "light"} {
+			tk, err := c.Wait(context.Background(), userRequest(u), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tks = append(tks, tk)
+		}
+		clk.now = clk.now.Add(time.Second)
+		for _, tk := range tks {
+			tk.Finish()
+		}
+		if err := co.Round(context.Background(), clk.now); err != nil {
+			t.Fatal(err)
+		}
+		want := peerDemand == 0
+		if got := g.Closes(clk.now, heavy); got != want {
+			t.Errorf("peer demand %v: GoAway closes heavy = %v, want %v", peerDemand, got, want)
+		}
+		if g.Closes(clk.now.Add(time.Millisecond), apf.FlowKey{PriorityLevel: "global-default", FlowSchema: "global-default", Distinguisher: "light"}) {
+			t.Errorf("peer demand %v: GoAway closes light", peerDemand)
+		}
+	}
+}
