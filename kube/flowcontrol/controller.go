@@ -56,6 +56,9 @@ type Options struct {
 	// AdjustPeriod is Run's borrowing adjustment period; 0 is upstream's
 	// BorrowingAdjustmentPeriod (10 s).
 	AdjustPeriod time.Duration
+	// Fleet, beyond upstream, has Run coordinate with the other replicas
+	// of the server through a fleet.Store (see Fleet); nil decides alone.
+	Fleet *Fleet
 }
 
 // Controller is fairslice's API Priority and Fairness behind upstream's
@@ -77,6 +80,7 @@ type Controller struct {
 	fieldManager string
 	period       time.Duration
 	obs          *observer
+	fleet        *fleetRun // nil: alone
 
 	plLister           flowcontrollisters.PriorityLevelConfigurationLister
 	fsLister           flowcontrollisters.FlowSchemaLister
@@ -130,12 +134,16 @@ func NewWithOptions(informerFactory kubeinformers.SharedInformerFactory, flowcon
 		c.period = BorrowingAdjustmentPeriod
 	}
 	c.obs = newObserver(c)
+	var limiter *apf.FlowLimiter
+	if opts.Fleet != nil {
+		limiter = apf.NewFlowLimiter()
+	}
 	c.objs.Store(newObjects(nil, nil))
 	// Start from the mandatory objects alone, as upstream does before its
 	// informers have synced.
 	a, err := apf.New(&flowschema.Config{}, apf.Options{
 		ServerConcurrencyLimit: serverConcurrencyLimit, Clock: c.clock, Observer: c.obs,
-		Borrowing: opts.Borrowing, QueueSet: opts.QueueSet,
+		Borrowing: opts.Borrowing, QueueSet: opts.QueueSet, FlowLimiter: limiter,
 		// Run drives the borrowing adjustment on its own period, as
 		// upstream's controller does.
 		AdjustPeriod: apf.ManualAdjustment,
@@ -148,6 +156,12 @@ func NewWithOptions(informerFactory kubeinformers.SharedInformerFactory, flowcon
 		return nil, fmt.Errorf("flowcontrol: %w", err)
 	}
 	c.apf = a
+	if opts.Fleet != nil {
+		if c.fleet, err = newFleetRun(c, opts, limiter); err != nil {
+			a.Close()
+			return nil, err
+		}
+	}
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[int](200*time.Millisecond, 8*time.Hour),
 		workqueue.TypedRateLimitingQueueConfig[int]{Name: "priority_and_fairness_config_queue"},
