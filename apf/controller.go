@@ -569,16 +569,16 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (Tic
 			lv.mu.Unlock()
 			continue // reaped after we classified: classify again
 		}
-		if !c.flowAdmit(t) {
+		now := c.clock.Now()
+		if !c.flowAdmit(t, now) {
 			c.obs.Rejected(t.event(0), fairqueue.ReasonConcurrencyLimit)
 			lv.mu.Unlock()
 			return Ticket{}, c.rejected(t, fairqueue.ReasonConcurrencyLimit, nil)
 		}
-		now := c.clock.Now()
 		reason := lv.qs.Arrive(now, &t.r, d.FlowHash, we)
 		lv.finishCapped(now)
 		if reason != "" {
-			c.flowRefused(t)
+			c.flowRefused(t, now)
 			c.obs.Rejected(t.event(0), reason)
 			lv.mu.Unlock()
 			return Ticket{}, c.rejected(t, reason, nil)
@@ -629,7 +629,7 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (Tic
 		return Ticket{t, t.gen.Load()}, nil // dispatched meanwhile: admitted, as upstream
 	}
 	c.obs.Rejected(t.event(now.Sub(t.r.ArrivalTime())), fairqueue.ReasonTimeOut)
-	c.flowRefused(t)
+	c.flowRefused(t, now)
 	reap := lv.quiescing && lv.qs.IsIdle()
 	lv.mu.Unlock()
 	if reap {
@@ -676,7 +676,7 @@ func (h Ticket) Finish() {
 	at, lingering := lv.qs.Finish(now, &t.r)
 	lv.finishCapped(now)
 	if t.flow != nil {
-		c.flows.finished(t, now.Sub(t.r.StartTime()))
+		c.flows.finished(t, now)
 	}
 	if c.observe {
 		c.obs.Finished(t.event(0), now.Sub(t.r.StartTime()))

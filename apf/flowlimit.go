@@ -20,6 +20,10 @@ type FlowUsage struct {
 	// SeatSeconds is the seats × execution time of its requests that
 	// finished.
 	SeatSeconds float64
+	// InUseSeatSeconds is the seats its requests held waiting or
+	// executing, over time: what it asked for, as the seats it would have
+	// kept busy. With RefusedSeatSeconds, its demand.
+	InUseSeatSeconds float64
 	// RefusedSeatSeconds is the seats of its requests that were rejected
 	// (for any reason, its cap included), each for the flow's mean
 	// execution time: what it asked for and did not get.
@@ -48,6 +52,8 @@ type FlowLimiter struct {
 type flowUse struct {
 	key            FlowKey
 	inUse, running int     // seats waiting or executing; executing
+	inUseSec       float64 // seat-seconds of inUse since the period began
+	since          time.Time
 	held, refused  float64 // seat-seconds finished; seats refused
 	execSum        float64 // seconds of the requests finished
 	finished       int
@@ -67,18 +73,19 @@ func (l *FlowLimiter) SetCaps(caps map[FlowKey]float64) {
 // TakeUsage returns every flow's usage since the previous call, heaviest
 // (SeatSeconds, then RefusedSeatSeconds) first, and starts a new period.
 // Flows with nothing to report and nothing in use are forgotten.
-func (l *FlowLimiter) TakeUsage() []FlowUsage {
+func (l *FlowLimiter) TakeUsage(now time.Time) []FlowUsage {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []FlowUsage
 	for k, f := range l.flows {
+		f.accrue(now)
 		if f.finished > 0 {
 			f.meanExec = f.execSum / float64(f.finished)
 		}
-		if f.held > 0 || f.refused > 0 {
-			out = append(out, FlowUsage{Flow: k, SeatSeconds: f.held, RefusedSeatSeconds: f.refused * f.meanExec})
+		if f.held > 0 || f.refused > 0 || f.inUseSec > 0 {
+			out = append(out, FlowUsage{Flow: k, SeatSeconds: f.held, InUseSeatSeconds: f.inUseSec, RefusedSeatSeconds: f.refused * f.meanExec})
 		}
-		f.held, f.refused, f.execSum, f.finished = 0, 0, 0, 0
+		f.held, f.refused, f.execSum, f.finished, f.inUseSec = 0, 0, 0, 0, 0
 		if f.inUse == 0 && f.meanExec == 0 {
 			delete(l.flows, k)
 		}
@@ -102,8 +109,16 @@ func (l *FlowLimiter) over(f *flowUse, seats int) bool {
 	return ok && float64(seats) > cp+0.5
 }
 
+// accrue adds the seats in use since the last change to inUseSec.
+func (f *flowUse) accrue(now time.Time) {
+	if !f.since.IsZero() && now.After(f.since) {
+		f.inUseSec += float64(f.inUse) * now.Sub(f.since).Seconds()
+	}
+	f.since = now
+}
+
 // admit counts t's seats in its flow's use, or refuses it over the cap.
-func (l *FlowLimiter) admit(t *ticket) bool {
+func (l *FlowLimiter) admit(t *ticket, now time.Time) bool {
 	k := FlowKey{t.cl.PriorityLevel, t.cl.FlowSchema, t.cl.Distinguisher}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -116,6 +131,7 @@ func (l *FlowLimiter) admit(t *ticket) bool {
 		f.refused += float64(t.seats)
 		return false
 	}
+	f.accrue(now)
 	f.inUse += t.seats
 	t.flow = f
 	return true
@@ -129,7 +145,7 @@ func (l *FlowLimiter) started(t *ticket) bool {
 	defer l.mu.Unlock()
 	f := t.flow
 	if l.over(f, f.running+t.seats) {
-		l.leaveLocked(t, true)
+		l.leaveLocked(t, true, t.r.StartTime())
 		return false
 	}
 	f.running += t.seats
@@ -137,25 +153,27 @@ func (l *FlowLimiter) started(t *ticket) bool {
 }
 
 // refuse ends t, admitted but rejected before executing.
-func (l *FlowLimiter) refuse(t *ticket) {
+func (l *FlowLimiter) refuse(t *ticket, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.leaveLocked(t, true)
+	l.leaveLocked(t, true, now)
 }
 
-// finished ends t after it executed for exec.
-func (l *FlowLimiter) finished(t *ticket, exec time.Duration) {
+// finished ends t, which executed until now.
+func (l *FlowLimiter) finished(t *ticket, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	exec := now.Sub(t.r.StartTime())
 	f := t.flow
 	f.running -= t.seats
 	f.held += float64(t.seats) * exec.Seconds()
 	f.execSum += exec.Seconds()
 	f.finished++
-	l.leaveLocked(t, false)
+	l.leaveLocked(t, false, now)
 }
 
-func (l *FlowLimiter) leaveLocked(t *ticket, refused bool) {
+func (l *FlowLimiter) leaveLocked(t *ticket, refused bool, now time.Time) {
+	t.flow.accrue(now)
 	t.flow.inUse -= t.seats
 	if refused {
 		t.flow.refused += float64(t.seats)
@@ -165,14 +183,14 @@ func (l *FlowLimiter) leaveLocked(t *ticket, refused bool) {
 
 // flowAdmit is Wait's check of Options.FlowLimiter, with t's level lock
 // held: true if the request may arrive.
-func (c *Controller) flowAdmit(t *ticket) bool {
-	return c.flows == nil || t.cl.Exempt || c.flows.admit(t)
+func (c *Controller) flowAdmit(t *ticket, now time.Time) bool {
+	return c.flows == nil || t.cl.Exempt || c.flows.admit(t, now)
 }
 
 // flowRefused ends t's accounting when it is rejected after flowAdmit.
-func (c *Controller) flowRefused(t *ticket) {
+func (c *Controller) flowRefused(t *ticket, now time.Time) {
 	if t.flow != nil {
-		c.flows.refuse(t)
+		c.flows.refuse(t, now)
 	}
 }
 

@@ -29,7 +29,7 @@ func ExampleFlowLimiter() {
 		fmt.Println("second:", rej.Reason)
 	}
 	first.Finish()
-	for _, u := range fl.TakeUsage() {
+	for _, u := range fl.TakeUsage(time.Now()) {
 		fmt.Println(u.Flow.Distinguisher, "held a request; refused one")
 	}
 	// Output:

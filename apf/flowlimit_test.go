@@ -63,13 +63,13 @@ func TestFlowLimiterCapsAtArrival(t *testing.T) {
 		t.Errorf("work's queue set: %d dispatched, %d rejected; want 3 and 0", d.Dispatched, d.Rejected)
 	}
 	want := []FlowUsage{
-		{Flow: a, SeatSeconds: 2, RefusedSeatSeconds: 1}, // refused 1 seat, a's mean execution (2+0)/2 s
-		{Flow: FlowKey{"work", "tenants", "b"}, SeatSeconds: 2},
+		{Flow: a, SeatSeconds: 2, InUseSeatSeconds: 2, RefusedSeatSeconds: 1}, // refused 1 seat, a's mean execution (2+0)/2 s
+		{Flow: FlowKey{"work", "tenants", "b"}, SeatSeconds: 2, InUseSeatSeconds: 2},
 	}
-	if d := cmp.Diff(want, fl.TakeUsage()); d != "" {
+	if d := cmp.Diff(want, fl.TakeUsage(clk.Now())); d != "" {
 		t.Errorf("TakeUsage (-want +got):\n%s", d)
 	}
-	if got := fl.TakeUsage(); got != nil {
+	if got := fl.TakeUsage(clk.Now()); got != nil {
 		t.Errorf("TakeUsage again = %v, want nothing new", got)
 	}
 }

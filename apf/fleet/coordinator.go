@@ -116,7 +116,7 @@ func (c *Coordinator) Round(ctx context.Context, now time.Time) error {
 		period = now.Sub(c.last)
 	}
 	c.last = now
-	own, names := c.summary(period.Seconds())
+	own, names := c.summary(now, period.Seconds())
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	peers, err := c.ex.Round(ctx, own)
 	cancel()
@@ -164,7 +164,7 @@ func FlowName(k apf.FlowKey) string { return k.FlowSchema + "/" + k.Distinguishe
 
 // summary builds this replica's summary of a period of seconds, and the
 // flows it names, by level and name.
-func (c *Coordinator) summary(seconds float64) (Summary, map[string]apf.FlowKey) {
+func (c *Coordinator) summary(now time.Time, seconds float64) (Summary, map[string]apf.FlowKey) {
 	ctl := c.cfg.Controller
 	s := Summary{ServerConcurrencyLimit: ctl.ServerConcurrencyLimit()}
 	for name, l := range ctl.Limits() {
@@ -177,7 +177,7 @@ func (c *Coordinator) summary(seconds float64) (Summary, map[string]apf.FlowKey)
 		})
 	}
 	slices.SortFunc(s.Levels, func(a, b LevelDemand) int { return strings.Compare(a.Name, b.Name) })
-	usage := c.cfg.Limiter.TakeUsage() // heaviest first
+	usage := c.cfg.Limiter.TakeUsage(now) // heaviest first
 	if len(usage) > MaxTopFlows {
 		usage = usage[:MaxTopFlows]
 	}
@@ -186,7 +186,7 @@ func (c *Coordinator) summary(seconds float64) (Summary, map[string]apf.FlowKey)
 		name := FlowName(u.Flow)
 		names[u.Flow.PriorityLevel+"\x00"+name] = u.Flow
 		s.Flows = append(s.Flows, FlowDemand{Level: u.Flow.PriorityLevel, Flow: name,
-			Seats: u.SeatSeconds / seconds, Demand: (u.SeatSeconds + u.RefusedSeatSeconds) / seconds})
+			Seats: u.SeatSeconds / seconds, Demand: (max(u.SeatSeconds, u.InUseSeatSeconds) + u.RefusedSeatSeconds) / seconds})
 	}
 	return s, names
 }
