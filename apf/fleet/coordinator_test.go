@@ -295,3 +295,35 @@ func TestCoordinatorTargetsGoAway(t *testing.T) {
 		}
 	}
 }
+
+// TestCoordinatorAppliesFleetLevelLimits: with a peer whose demand is all
+// at global-default, an idle replica's global-default limit follows the
+// fleet's borrowing (its part of the fleet's demand: none, so its lower
+// bound), not its own adjustment's.
+func TestCoordinatorAppliesFleetLevelLimits(t *testing.T) {
+	clk := &stepClock{now: start}
+	plain := newController(t, nil, clk, nil)
+	fl := apf.NewFlowLimiter()
+	c := newController(t, nil, clk, fl)
+	store := fleet.NewMemoryStore()
+	co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: "r0", Store: store, Controller: c, Limiter: fl, Period: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gd := c.Limits()["global-default"]
+	peer := fleet.Summary{Replica: "r1", Period: 1, ServerConcurrencyLimit: 60, Levels: []fleet.LevelDemand{{Name: "global-default", CurrentCL: gd.Current,
+		Limits: flowschema.LevelLimits{Name: "global-default", NominalCL: gd.Nominal, LendableCL: gd.Lendable, BorrowingCL: gd.Borrowing, MinCL: gd.Lower, MaxCL: gd.Upper},
+		Demand: flowschema.SeatDemand{Average: 50, Smoothed: 50, HighWatermark: 50}}}}
+	if err := store.Publish(context.Background(), peer); err != nil {
+		t.Fatal(err)
+	}
+	clk.now = start.Add(time.Second)
+	plain.AdjustBorrowing(clk.now)
+	if err := co.Round(context.Background(), clk.now); err != nil {
+		t.Fatal(err)
+	}
+	alone, fleetwide := plain.Limits()["global-default"].Current, c.Limits()["global-default"].Current
+	if fleetwide != gd.Lower || alone == fleetwide {
+		t.Errorf("global-default's limit: alone %d, coordinated %d; want the coordinated one at its lower bound %d, unlike alone", alone, fleetwide, gd.Lower)
+	}
+}
