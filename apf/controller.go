@@ -91,6 +91,11 @@ type Options struct {
 	// set gets (the Fix… switches, ServiceDuration); its Name, Queues,
 	// HandSize, QueueLengthLimit and ConcurrencyLimit are ignored.
 	QueueSet fairqueue.Config
+	// FlowLimiter, beyond upstream, measures each flow's seat-seconds and
+	// holds the flows it has caps for to them (package apf/fleet sets
+	// them); nil measures nothing and caps nothing. One FlowLimiter per
+	// Controller.
+	FlowLimiter *FlowLimiter
 }
 
 // Request is what the controller classifies: who sent a request and what
@@ -173,6 +178,7 @@ type Controller struct {
 	base     fairqueue.Config
 	borrow   flowschema.BorrowingOptions
 	retry    *RetryAfter
+	flows    *FlowLimiter // Options.FlowLimiter; nil: none
 
 	mu       sync.Mutex // configuration, adjustment and reaping
 	levels   map[string]*level
@@ -239,6 +245,7 @@ func New(objects *flowschema.Config, opts Options) (*Controller, error) {
 	c := &Controller{
 		clock: opts.Clock, obs: opts.Observer, serverCL: opts.ServerConcurrencyLimit, total: opts.ServerConcurrencyLimit,
 		base: opts.QueueSet, borrow: opts.Borrowing, retry: NewRetryAfter(), lenient: opts.Lenient, asStored: opts.AsStored,
+		flows:  opts.FlowLimiter,
 		levels: map[string]*level{}, closing: make(chan struct{}),
 	}
 	if c.clock == nil {
@@ -494,6 +501,9 @@ type ticket struct {
 	gen atomic.Uint64
 
 	queued bool // entered a queue (set under lv.mu)
+
+	flow   *flowUse // counted by Options.FlowLimiter; nil: not
+	capped bool     // dispatched over its flow's cap: to be rejected
 }
 
 // live returns the state of t, panicking if t has been finished.
@@ -547,7 +557,7 @@ func (c *Controller) newTicket() *ticket {
 // recycle returns t to the pool once nothing refers to it: rejected, or
 // finished with its seats released.
 func (c *Controller) recycle(t *ticket) {
-	t.lv, t.ready, t.cl, t.req, t.seats, t.queued = nil, nil, Classification{}, nil, 0, false
+	t.lv, t.ready, t.cl, t.req, t.seats, t.queued, t.flow, t.capped = nil, nil, Classification{}, nil, 0, false, nil, false
 	t.r = fairqueue.Request{}
 	c.tickets.Put(t)
 }
@@ -601,17 +611,27 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (Tic
 			continue // reaped after we classified: classify again
 		}
 		now := c.clock.Now()
+		if !c.flowAdmit(t, now) {
+			c.obs.Rejected(t.event(0), fairqueue.ReasonConcurrencyLimit)
+			lv.mu.Unlock()
+			return Ticket{}, c.rejected(t, fairqueue.ReasonConcurrencyLimit, nil)
+		}
 		reason := lv.qs.Arrive(now, &t.r, d.FlowHash, we)
+		lv.finishCapped(now)
 		if reason != "" {
 			if c.adapt != nil {
 				lv.win.pressed = true
 			}
+			c.flowRefused(t, now)
 			c.obs.Rejected(t.event(0), reason)
 			lv.mu.Unlock()
 			return Ticket{}, c.rejected(t, reason, nil)
 		}
 		if t.r.State() != fairqueue.StateWaiting {
 			lv.mu.Unlock()
+			if t.capped {
+				return Ticket{}, c.rejected(t, fairqueue.ReasonConcurrencyLimit, nil)
+			}
 			return Ticket{t, t.gen.Load()}, nil // dispatched at once
 		}
 		// Only a waiting request needs a channel to be woken by; its
@@ -630,6 +650,9 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (Tic
 	var err error
 	select {
 	case <-t.ready:
+		if t.capped {
+			return Ticket{}, c.rejected(t, fairqueue.ReasonConcurrencyLimit, nil)
+		}
 		return Ticket{t, t.gen.Load()}, nil
 	case <-ctx.Done():
 		err = ctx.Err()
@@ -643,11 +666,17 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (Tic
 	if errors.Is(err, context.DeadlineExceeded) {
 		remove = lv.qs.Expire // its wait limit passed
 	}
-	if !remove(now, &t.r) {
+	removed := remove(now, &t.r)
+	lv.finishCapped(now)
+	if !removed {
 		lv.mu.Unlock()
+		if t.capped {
+			return Ticket{}, c.rejected(t, fairqueue.ReasonConcurrencyLimit, nil)
+		}
 		return Ticket{t, t.gen.Load()}, nil // dispatched meanwhile: admitted, as upstream
 	}
 	c.obs.Rejected(t.event(now.Sub(t.r.ArrivalTime())), fairqueue.ReasonTimeOut)
+	c.flowRefused(t, now)
 	reap := lv.quiescing && lv.qs.IsIdle()
 	lv.mu.Unlock()
 	if reap {
@@ -695,6 +724,10 @@ func (h Ticket) Finish() {
 	if c.adapt != nil {
 		c.adapt.sampled(lv, t.r.StartTime(), now.Sub(t.r.StartTime()))
 	}
+	lv.finishCapped(now)
+	if t.flow != nil {
+		c.flows.finished(t, now)
+	}
 	if c.observe {
 		c.obs.Finished(t.event(0), now.Sub(t.r.StartTime()))
 	}
@@ -707,6 +740,7 @@ func (h Ticket) Finish() {
 		done = true
 	case c.closed.Load():
 		lv.qs.Release(now, &t.r)
+		lv.finishCapped(now)
 		c.obs.SeatsReleased(t.event(0))
 		done = true
 	default:

@@ -33,7 +33,8 @@ type level struct {
 	quiescing bool
 	removed   bool
 	timers    map[*ticket]fairqueue.Timer
-	win       window // the adaptive total's samples
+	win       window    // the adaptive total's samples
+	capped    []*ticket // dispatched over their flow's cap (flowlimit.go)
 }
 
 // hooks adapts a level to fairqueue.Observer: only the queue length after
@@ -90,6 +91,13 @@ func newLevel(c *Controller, now time.Time, pl *flowschema.PriorityLevelConfigur
 // Called with lv.mu held.
 func (lv *level) dispatched(r *fairqueue.Request) {
 	t := ticketOf(r)
+	if t.flow != nil && !lv.c.flows.started(t) {
+		lv.capped = append(lv.capped, t) // woken by finishCapped
+		if lv.c.observe {
+			lv.c.obs.Dispatched(t.event(r.StartTime().Sub(r.ArrivalTime())))
+		}
+		return
+	}
 	if lv.c.observe {
 		lv.c.obs.Dispatched(t.event(r.StartTime().Sub(r.ArrivalTime())))
 	}
@@ -128,6 +136,7 @@ func (lv *level) reconfigure(now time.Time, cfg fairqueue.Config) error {
 	if err := lv.qs.Reconfigure(now, cfg); err != nil {
 		return err
 	}
+	lv.finishCapped(now)
 	lv.qcfg = lv.qs.Config()
 	return nil
 }
@@ -140,7 +149,9 @@ func (lv *level) release(t *ticket) {
 		return
 	}
 	delete(lv.timers, t)
-	lv.qs.Release(lv.c.clock.Now(), &t.r)
+	now := lv.c.clock.Now()
+	lv.qs.Release(now, &t.r)
+	lv.finishCapped(now)
 	lv.c.obs.SeatsReleased(t.event(0))
 	lv.c.recycle(t)
 	reap := lv.quiescing && lv.qs.IsIdle()

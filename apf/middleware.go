@@ -34,6 +34,9 @@ type HandlerOptions struct {
 	// deadline; default DefaultRequestWaitLimit (15 s). Requests with a
 	// deadline may wait a quarter of it, at most a minute, as upstream.
 	DefaultWaitLimit time.Duration
+	// GoAway, beyond upstream, closes the HTTP/2 connection of the flow
+	// it targets (see TargetedGoAway); nil closes none.
+	GoAway *TargetedGoAway
 }
 
 // Handler returns middleware that puts APF in front of next, as upstream's
@@ -170,6 +173,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setUIDHeaders(w, &t.t.cl)
+	h.goAway(w, r.Proto, &t.t.cl)
 	a := &admitted{t: t, watch: isWatch}
 	defer a.finish()
 	if isWatch {

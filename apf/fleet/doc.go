@@ -22,6 +22,17 @@
 //     replicas gets one share in total, and a flow pinned to a busy
 //     replica keeps its share there.
 //
+// A Coordinator runs both on an apf.Controller: each round (Round at
+// the caller's time, or Start's own goroutine) runs the controller's
+// borrowing adjustment, builds the Summary from the controller's level
+// statistics and its apf.FlowLimiter's per-flow seat-seconds, exchanges
+// it, and applies the decisions: LevelLimits through
+// Controller.SetCurrentLimits, FlowCaps as the FlowLimiter's caps, which
+// Wait enforces (a capped flow's request is refused with
+// concurrency-limit on arrival, or at dispatch if it queued before the
+// cap came down). The request path pays one mutex and one map lookup at
+// arrival, dispatch and finish; the store is called only in rounds.
+//
 // # Failure modes
 //
 // With no peers (a fleet of one replica, or a store that has been

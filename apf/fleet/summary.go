@@ -45,7 +45,8 @@ type FlowDemand struct {
 	Flow  string `json:"flow"`
 	// Seats is the mean seats it held (seat-seconds over the period).
 	Seats float64 `json:"seats"`
-	// Demand is the mean seats it asked for: Seats plus the seats of its
+	// Demand is the mean seats it asked for: the seats its requests held
+	// waiting or executing (at least Seats), plus the seats of its
 	// requests refused, each for the flow's mean execution time.
 	Demand float64 `json:"demand"`
 }

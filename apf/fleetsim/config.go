@@ -113,11 +113,10 @@ type Config struct {
 	// Warmup is the start of the run that is not measured (the replicas'
 	// first adjustments and exchanges); less than Duration.
 	Warmup time.Duration
-	// Coordinate has the replicas exchange summaries every
-	// CoordinationPeriod through a fleet.MemoryStore (a fleet.Exchange
-	// each) and cap each heavy flow's seats on each replica as
-	// fleet.FlowCaps decides: a request that would take its flow above its
-	// cap there is rejected before it reaches the controller.
+	// Coordinate runs a fleet.Coordinator on every replica, all on one
+	// fleet.MemoryStore, a round every CoordinationPeriod: the fleet's
+	// level limits (fleet.LevelLimits) and flow caps (fleet.FlowCaps,
+	// enforced by the controller's apf.FlowLimiter).
 	Coordinate bool
 	// CoordinationPeriod is 0 for fleet.DefaultPeriod (10 s).
 	CoordinationPeriod time.Duration

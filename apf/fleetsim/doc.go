@@ -50,19 +50,20 @@
 //
 // # Coordination
 //
-// With Config.Coordinate each replica runs a fleet.Exchange on one
-// fleet.MemoryStore every CoordinationPeriod (10 s), in replica order:
-// it publishes the level's limits and, per flow, the seats it held and
-// asked for (held plus refused, each refused request for the flow's
-// execution time) over the period, and sets the caps fleet.FlowCaps
-// decides. The caps are enforced in front of the replica's controller, as
-// a middleware would: a request that would take its flow's seats waiting
-// or executing there above its cap is refused (429) before Wait, and one
-// dispatched while its flow already executes its cap (it queued before the
-// cap came down) is answered at once without executing. Caps are in
-// seats; the nearest whole number applies. Decision (a),
-// fleet.LevelLimits, is not applied: the flows share one level, and apf
-// has no hook for it yet. Until the first round the replicas decide
+// With Config.Coordinate each replica runs what a server runs: a
+// fleet.Coordinator over its controller (adjusting manually) and the
+// controller's apf.FlowLimiter, one fleet.MemoryStore for all, a round
+// every CoordinationPeriod (10 s), in replica order. Each round runs the
+// controller's borrowing adjustment, publishes the levels' limits and,
+// per flow, the seats it held and asked for (held plus refused, each
+// refused request for the flow's mean execution time) over the period,
+// sets the level limits fleet.LevelLimits decides and the caps
+// fleet.FlowCaps decides. The FlowLimiter enforces the caps inside Wait:
+// a request that would take its flow's seats waiting or executing there
+// above its cap is refused (concurrency-limit) before it queues, and one
+// dispatched over its flow's cap (it queued before the cap came down) is
+// finished at once and refused. Caps are in seats; the nearest whole
+// number applies. Until the first round the replicas decide
 // alone; Config.Warmup keeps that start out of the measurement.
 //
 // # How it drives the controllers

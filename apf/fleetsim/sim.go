@@ -128,9 +128,7 @@ func (s *sim) start() error {
 	var errs []error
 	for i := range s.cfg.Replicas {
 		rep := &replica{sim: s, index: i}
-		c, err := apf.New(s.cfg.FlowControl, apf.Options{
-			ServerConcurrencyLimit: s.cfg.ServerConcurrencyLimit, Clock: s.clock, Observer: observer{rep: rep},
-		})
+		c, err := apf.New(s.cfg.FlowControl, s.controllerOptions(rep))
 		if err != nil {
 			for _, r := range s.replicas {
 				r.c.Close()
@@ -223,10 +221,6 @@ func (s *sim) arrive(cl *client) {
 		s.stats.requests++
 		s.flows[cl.flow].requests++
 	}
-	if rq.replica.coord.refuses(rq) {
-		s.rejected(rq)
-		return
-	}
 	s.byReq[&rq.req] = rq
 	s.submit(rq)
 }
@@ -247,7 +241,6 @@ func seatsWork(n int) apf.WorkFunc {
 func (s *sim) submit(rq *request) {
 	rep := rq.replica
 	rep.inflight++
-	rep.coord.admitted(rq)
 	go func() {
 		t, err := rep.c.Wait(rq.ctx, &rq.req, rq.work)
 		rq.done <- waitResult{t, err}
@@ -291,7 +284,6 @@ func (s *sim) ended(rq *request, res waitResult) {
 	delete(s.byReq, &rq.req)
 	if res.err != nil {
 		rep.inflight--
-		rep.coord.left(rq)
 		var closed *apf.ClosedError
 		if errors.As(res.err, &closed) {
 			return // the run ended
@@ -300,14 +292,6 @@ func (s *sim) ended(rq *request, res waitResult) {
 		return
 	}
 	rq.ticket = res.ticket
-	if rep.coord.overCap(rq) {
-		// Queued before its flow's cap came down: answered at once.
-		rq.ticket.Finish()
-		rep.inflight--
-		rep.coord.left(rq)
-		s.rejected(rq)
-		return
-	}
 	rep.executing += rq.seats
 	if rq.counted {
 		fs.dispatched++
@@ -318,13 +302,11 @@ func (s *sim) ended(rq *request, res waitResult) {
 	rep.used += ss
 	fs.seatSeconds += ss
 	rq.client.recent += float64(rq.seats) * exec.Seconds()
-	rep.coord.executed(rq, exec)
 	s.clock.AfterFunc(exec, func() { s.finish(rq) })
 }
 
 // rejected counts the rejection of rq.
 func (s *sim) rejected(rq *request) {
-	rq.replica.coord.wasRefused(rq, s.cfg.Flows[rq.client.flow].Execution)
 	if !rq.counted {
 		return
 	}
@@ -368,8 +350,6 @@ func (s *sim) finish(rq *request) {
 	rq.ticket.Finish()
 	rq.replica.executing -= rq.seats
 	rq.replica.inflight--
-	rq.replica.coord.left(rq)
-	rq.replica.coord.stopped(rq)
 }
 
 // stop ends the run at its end: the controllers are closed and the

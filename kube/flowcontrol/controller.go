@@ -61,6 +61,9 @@ type Options struct {
 	// measures (apf.Options.Adaptive; serverConcurrencyLimit becomes the
 	// default ceiling). nil keeps upstream's static total.
 	Adaptive *apf.AdaptiveOptions
+	// Fleet, beyond upstream, has Run coordinate with the other replicas
+	// of the server through a fleet.Store (see Fleet); nil decides alone.
+	Fleet *Fleet
 }
 
 // Controller is fairslice's API Priority and Fairness behind upstream's
@@ -82,6 +85,7 @@ type Controller struct {
 	fieldManager string
 	period       time.Duration
 	obs          *observer
+	fleet        *fleetRun // nil: alone
 
 	plLister           flowcontrollisters.PriorityLevelConfigurationLister
 	fsLister           flowcontrollisters.FlowSchemaLister
@@ -135,12 +139,16 @@ func NewWithOptions(informerFactory kubeinformers.SharedInformerFactory, flowcon
 		c.period = BorrowingAdjustmentPeriod
 	}
 	c.obs = newObserver(c)
+	var limiter *apf.FlowLimiter
+	if opts.Fleet != nil {
+		limiter = apf.NewFlowLimiter()
+	}
 	c.objs.Store(newObjects(nil, nil))
 	// Start from the mandatory objects alone, as upstream does before its
 	// informers have synced.
 	a, err := apf.New(&flowschema.Config{}, apf.Options{
 		ServerConcurrencyLimit: serverConcurrencyLimit, Clock: c.clock, Observer: c.obs,
-		Borrowing: opts.Borrowing, QueueSet: opts.QueueSet, Adaptive: opts.Adaptive,
+		Borrowing: opts.Borrowing, QueueSet: opts.QueueSet, Adaptive: opts.Adaptive, FlowLimiter: limiter,
 		// Run drives the borrowing adjustment on its own period, as
 		// upstream's controller does.
 		AdjustPeriod: apf.ManualAdjustment,
@@ -157,6 +165,12 @@ func NewWithOptions(informerFactory kubeinformers.SharedInformerFactory, flowcon
 		return nil, fmt.Errorf("flowcontrol: %w", err)
 	}
 	c.apf = a
+	if opts.Fleet != nil {
+		if c.fleet, err = newFleetRun(c, opts, limiter); err != nil {
+			a.Close()
+			return nil, err
+		}
+	}
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[int](200*time.Millisecond, 8*time.Hour),
 		workqueue.TypedRateLimitingQueueConfig[int]{Name: "priority_and_fairness_config_queue"},

@@ -42,7 +42,7 @@ func (c *Controller) Run(stopCh <-chan struct{}) error {
 	}()
 	go func() {
 		defer wg.Done()
-		wait.Until(func() { c.AdjustBorrowing(c.clock.Now()) }, c.period, stopCh)
+		wait.Until(func() { c.adjust(stopCh) }, c.period, stopCh)
 	}()
 	<-stopCh
 	c.queue.ShutDown()

@@ -1,0 +1,246 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fairslice/fairslice/apf"
+	"github.com/fairslice/fairslice/fairqueue"
+	"github.com/fairslice/fairslice/flowschema"
+)
+
+// CoordinatorConfig configures a Coordinator.
+type CoordinatorConfig struct {
+	// Replica is this replica's name, unique in the fleet. Required.
+	Replica string
+	// Store is where the fleet's summaries go. Required.
+	Store Store
+	// Controller is this replica's controller, created with
+	// Options.AdjustPeriod = apf.ManualAdjustment (the Coordinator runs
+	// its borrowing adjustment, then sets the fleet's level limits) and
+	// Options.FlowLimiter = Limiter. Required.
+	Controller *apf.Controller
+	// Limiter is the Controller's FlowLimiter: its usage makes the
+	// summary's flows, and the fleet's caps go into it. Required.
+	Limiter *apf.FlowLimiter
+	// Period is how often Start runs a round; 0 means DefaultPeriod.
+	Period time.Duration
+	// Timeout bounds one round's calls to the Store; 0 means Period/2.
+	Timeout time.Duration
+	// StaleAfter is ExchangeConfig.StaleAfter.
+	StaleAfter int
+	// Borrowing are the Controller's Options.Borrowing, for LevelLimits.
+	Borrowing flowschema.BorrowingOptions
+	// Clock times Start's rounds; default fairqueue.RealClock.
+	Clock fairqueue.Clock
+	// GoAway, if set, is targeted every round at this replica's heaviest
+	// flow while the replica is Overloaded, and at nothing otherwise; give
+	// the same one to the Controller's Handler (HandlerOptions.GoAway).
+	GoAway *apf.TargetedGoAway
+}
+
+// Coordinator runs one replica's part of the fleet on an apf.Controller:
+// every round it runs the controller's borrowing adjustment (exactly
+// today's, alone), builds the replica's Summary from the controller's
+// level statistics and its FlowLimiter's usage, runs the Exchange, and
+// applies both decisions: LevelLimits as the controller's current limits
+// and FlowCaps as the FlowLimiter's caps. With no peers (a fleet of one,
+// or a store unreachable for StaleAfter rounds) neither decision is
+// taken and the caps are removed: every decision is the controller's
+// alone.
+//
+// Round runs one round at a caller's time; Start runs them every Period
+// in a goroutine the Coordinator owns, until Close. The store is never
+// called on a request's path: a slow or unreachable store delays only
+// the exchange, never the adjustment or a request. Round is not safe for
+// concurrent use; Start and Close are.
+type Coordinator struct {
+	cfg  CoordinatorConfig
+	ex   *Exchange
+	last time.Time // of the previous round; zero before the first
+
+	mu      sync.Mutex
+	peers   int
+	stop    chan struct{}
+	done    chan struct{}
+	started bool
+}
+
+// NewCoordinator returns a Coordinator, or an error naming every bad field.
+func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
+	var errs []error
+	ex, err := NewExchange(ExchangeConfig{Replica: cfg.Replica, Store: cfg.Store, StaleAfter: cfg.StaleAfter})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if cfg.Controller == nil {
+		errs = append(errs, errors.New("fleet: CoordinatorConfig.Controller is nil"))
+	}
+	if cfg.Limiter == nil {
+		errs = append(errs, errors.New("fleet: CoordinatorConfig.Limiter is nil"))
+	}
+	if cfg.Period < 0 {
+		errs = append(errs, fmt.Errorf("fleet: CoordinatorConfig.Period=%v must not be negative", cfg.Period))
+	}
+	if cfg.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("fleet: CoordinatorConfig.Timeout=%v must not be negative", cfg.Timeout))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if cfg.Period == 0 {
+		cfg.Period = DefaultPeriod
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = cfg.Period / 2
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = fairqueue.RealClock{}
+	}
+	return &Coordinator{cfg: cfg, ex: ex, stop: make(chan struct{}), done: make(chan struct{})}, nil
+}
+
+// Round runs one round at now: the adjustment, the exchange (its store
+// calls bounded by ctx and Timeout) and the decisions. A store error is
+// returned after the decisions are taken on the peers still known.
+func (c *Coordinator) Round(ctx context.Context, now time.Time) error {
+	ctl := c.cfg.Controller
+	ctl.AdjustBorrowing(now)
+	period := c.cfg.Period
+	if !c.last.IsZero() && now.After(c.last) {
+		period = now.Sub(c.last)
+	}
+	c.last = now
+	own, names := c.summary(now, period.Seconds())
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	peers, err := c.ex.Round(ctx, own)
+	cancel()
+	c.mu.Lock()
+	c.peers = len(peers)
+	c.mu.Unlock()
+	own.Replica = c.cfg.Replica
+	if g := c.cfg.GoAway; g != nil {
+		heavy := len(own.Flows) > 0 && Overloaded(own, peers)
+		if heavy {
+			g.Target(names[own.Flows[0].Level+"\x00"+own.Flows[0].Flow], true)
+		} else {
+			g.Target(apf.FlowKey{}, false)
+		}
+	}
+	if len(peers) == 0 {
+		c.cfg.Limiter.SetCaps(nil)
+		return err
+	}
+	if levels := LevelLimits(own, peers, c.cfg.Borrowing); levels != nil {
+		ctl.SetCurrentLimits(now, levels)
+	}
+	caps := map[apf.FlowKey]float64{}
+	for _, l := range own.Levels {
+		for name, cp := range FlowCaps(l.Name, own, peers) {
+			if k, ok := names[l.Name+"\x00"+name]; ok {
+				caps[k] = cp
+			}
+		}
+	}
+	c.cfg.Limiter.SetCaps(caps)
+	return err
+}
+
+// Peers returns how many peers the last round decided with (0: alone).
+func (c *Coordinator) Peers() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.peers
+}
+
+// FlowName is how a flow is named in a Summary: its FlowSchema and
+// distinguisher.
+func FlowName(k apf.FlowKey) string { return k.FlowSchema + "/" + k.Distinguisher }
+
+// summary builds this replica's summary of a period of seconds, and the
+// flows it names, by level and name.
+func (c *Coordinator) summary(now time.Time, seconds float64) (Summary, map[string]apf.FlowKey) {
+	ctl := c.cfg.Controller
+	s := Summary{ServerConcurrencyLimit: ctl.ServerConcurrencyLimit()}
+	for name, l := range ctl.Limits() {
+		s.Levels = append(s.Levels, LevelDemand{
+			Name: name, CurrentCL: l.Current,
+			Limits: flowschema.LevelLimits{Name: name, NominalCL: l.Nominal, LendableCL: l.Lendable, BorrowingCL: l.Borrowing,
+				MinCL: l.Lower, MaxCL: l.Upper, MaxSeats: int(l.MaxSeats)},
+			Demand: flowschema.SeatDemand{Average: l.DemandAverage, StdDev: l.DemandStdDev,
+				HighWatermark: int(l.DemandHighWatermark), Smoothed: l.DemandSmoothed},
+		})
+	}
+	slices.SortFunc(s.Levels, func(a, b LevelDemand) int { return strings.Compare(a.Name, b.Name) })
+	usage := c.cfg.Limiter.TakeUsage(now) // heaviest first
+	if len(usage) > MaxTopFlows {
+		usage = usage[:MaxTopFlows]
+	}
+	names := make(map[string]apf.FlowKey, len(usage))
+	for _, u := range usage {
+		name := FlowName(u.Flow)
+		names[u.Flow.PriorityLevel+"\x00"+name] = u.Flow
+		s.Flows = append(s.Flows, FlowDemand{Level: u.Flow.PriorityLevel, Flow: name,
+			Seats: u.SeatSeconds / seconds, Demand: (max(u.SeatSeconds, u.InUseSeatSeconds) + u.RefusedSeatSeconds) / seconds})
+	}
+	return s, names
+}
+
+// Start runs a round every Period in a goroutine, until Close. Errors of
+// the store are not reported: the rounds go on, deciding alone while the
+// store is unreachable. Start does nothing the second time.
+func (c *Coordinator) Start() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.started {
+		return
+	}
+	c.started = true
+	go c.run()
+}
+
+func (c *Coordinator) run() {
+	defer close(c.done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-c.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	for {
+		tick := make(chan struct{})
+		t := c.cfg.Clock.AfterFunc(c.cfg.Period, func() { close(tick) })
+		select {
+		case <-c.stop:
+			t.Stop()
+			return
+		case <-tick:
+		}
+		_ = c.Round(ctx, c.cfg.Clock.Now())
+	}
+}
+
+// Close stops Start's rounds, waiting for one that is running (its store
+// calls are cancelled). It leaves the controller's limits and caps as
+// they are. Close is idempotent.
+func (c *Coordinator) Close() {
+	c.mu.Lock()
+	started := c.started
+	select {
+	case <-c.stop:
+	default:
+		close(c.stop)
+	}
+	c.mu.Unlock()
+	if started {
+		<-c.done
+	}
+}

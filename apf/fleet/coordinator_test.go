@@ -1,0 +1,329 @@
+package fleet_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+
+	"github.com/fairslice/fairslice/apf"
+	"github.com/fairslice/fairslice/apf/fleet"
+	"github.com/fairslice/fairslice/fairqueue"
+	"github.com/fairslice/fairslice/flowschema"
+)
+
+var start = time.Unix(1_800_000_000, 0).UTC()
+
+// stepClock is a fairqueue.Clock the test sets; it has no timers (the
+// controllers adjust manually).
+type stepClock struct{ now time.Time }
+
+func (c *stepClock) Now() time.Time { return c.now }
+func (c *stepClock) AfterFunc(time.Duration, func()) fairqueue.Timer {
+	panic("stepClock: no timers")
+}
+
+// rejectingConfig is the bootstrap configuration with global-default
+// rejecting instead of queuing, so that every Wait answers at once.
+func rejectingConfig() *flowschema.Config {
+	cfg := flowschema.DefaultConfig()
+	for i := range cfg.PriorityLevels {
+		if l := cfg.PriorityLevels[i].Spec.Limited; l != nil && cfg.PriorityLevels[i].Name == "global-default" {
+			l.LimitResponse = flowschema.LimitResponse{Type: flowschema.LimitResponseReject}
+		}
+	}
+	return cfg
+}
+
+func newController(t *testing.T, cfg *flowschema.Config, clk fairqueue.Clock, fl *apf.FlowLimiter) *apf.Controller {
+	t.Helper()
+	c, err := apf.New(cfg, apf.Options{ServerConcurrencyLimit: 60, Clock: clk, AdjustPeriod: apf.ManualAdjustment, FlowLimiter: fl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func userRequest(user string) *apf.Request {
+	return &apf.Request{
+		User: apf.User{Name: user, Groups: []string{"system:authenticated"}},
+		Info: apf.RequestInfo{IsResourceRequest: true, Verb: "get", APIPrefix: "api", APIVersion: "v1",
+			Namespace: "default", Resource: "configmaps", Name: "x", Path: "/api/v1/namespaces/default/configmaps/x"},
+	}
+}
+
+// replay drives c through a fixed load for 60 s in 100 ms steps: three
+// users, the first sending far more than its level holds, each request
+// held for 1 to 3 s. round runs every 10 s. It returns every decision
+// and the level limits after every round.
+func replay(t *testing.T, c *apf.Controller, clk *stepClock, round func(now time.Time)) []string {
+	t.Helper()
+	type held struct {
+		tk  apf.Ticket
+		end time.Time
+	}
+	var out []string
+	var live []held
+	for step := range 600 {
+		clk.now = start.Add(time.Duration(step) * 100 * time.Millisecond)
+		kept := live[:0]
+		for _, h := range live {
+			if !clk.now.Before(h.end) {
+				h.tk.Finish()
+				continue
+			}
+			kept = append(kept, h)
+		}
+		live = kept
+		if step > 0 && step%100 == 0 {
+			round(clk.now)
+			out = append(out, fmt.Sprintf("%v limits %+v", clk.now.Sub(start), c.Limits()["global-default"]))
+		}
+		for u, n := range []int{8, 1, 1} {
+			for i := range n {
+				tk, err := c.Wait(context.Background(), userRequest(fmt.Sprint("user-", u)), nil)
+				var rej *apf.RejectedError
+				switch {
+				case errors.As(err, &rej):
+					out = append(out, fmt.Sprintf("%d user-%d %s", step, u, rej.Reason))
+				case err != nil:
+					t.Fatalf("Wait: %v", err)
+				default:
+					live = append(live, held{tk, clk.now.Add(time.Duration(1+(step+i+u)%3) * time.Second)})
+				}
+			}
+		}
+	}
+	for _, h := range live {
+		h.tk.Finish()
+	}
+	return out
+}
+
+// TestCoordinatorAloneDecidesAsToday: a coordinated controller that is
+// alone in its fleet, or whose store is unreachable, takes every decision
+// an uncoordinated controller adjusting at the same times takes.
+func TestCoordinatorAloneDecidesAsToday(t *testing.T) {
+	clk := &stepClock{now: start}
+	plain := newController(t, rejectingConfig(), clk, nil)
+	want := replay(t, plain, clk, func(now time.Time) { plain.AdjustBorrowing(now) })
+	if len(want) < 20 {
+		t.Fatalf("the load decided only %d times; want rejections to compare", len(want))
+	}
+	for _, down := range []bool{false, true} {
+		store := fleet.NewMemoryStore()
+		store.SetUnavailable(down)
+		clk.now = start
+		fl := apf.NewFlowLimiter()
+		c := newController(t, rejectingConfig(), clk, fl)
+		co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: "r0", Store: store, Controller: c, Limiter: fl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := replay(t, c, clk, func(now time.Time) {
+			err := co.Round(context.Background(), now)
+			if (err != nil) != down {
+				t.Errorf("store down=%v: Round = %v", down, err)
+			}
+		})
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("store down=%v: decisions (-uncoordinated +coordinated alone):\n%s", down, d)
+		}
+	}
+}
+
+// TestCoordinatorCapsSharedFlow: r0 runs a real controller; a peer, r1,
+// reports the flow "spread" far heavier there. After a round, r0 holds
+// "spread" to its part of one fleet-wide share, refusing the rest with
+// concurrency-limit, while "pinned", on r0 only and within its share, is
+// not held; without a peer nothing is.
+func TestCoordinatorCapsSharedFlow(t *testing.T) {
+	for _, withPeer := range []bool{true, false} {
+		clk := &stepClock{now: start}
+		store := fleet.NewMemoryStore()
+		fl := apf.NewFlowLimiter()
+		c, err := apf.New(nil, apf.Options{ServerConcurrencyLimit: 600, Clock: clk, AdjustPeriod: apf.ManualAdjustment, FlowLimiter: fl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: "r0", Store: store, Controller: c, Limiter: fl, Period: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if withPeer {
+			peer := fleet.Summary{Replica: "r1", Period: 1, ServerConcurrencyLimit: 600,
+				Levels: []fleet.LevelDemand{{Name: "global-default", CurrentCL: 49}},
+				Flows: []fleet.FlowDemand{{Level: "global-default", Flow: "global-default/spread", Seats: 25, Demand: 500},
+					{Level: "global-default", Flow: "global-default/other", Seats: 24, Demand: 500}}}
+			if err := store.Publish(context.Background(), peer); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hold := func(user string, n int) (tks []apf.Ticket, reasons []fairqueue.Reason) {
+			for range n {
+				tk, err := c.Wait(context.Background(), userRequest(user), nil)
+				var rej *apf.RejectedError
+				switch {
+				case errors.As(err, &rej):
+					reasons = append(reasons, rej.Reason)
+				case err != nil:
+					t.Fatal(err)
+				default:
+					tks = append(tks, tk)
+				}
+			}
+			return tks, reasons
+		}
+		a, _ := hold("spread", 20)
+		b, _ := hold("pinned", 10)
+		clk.now = start.Add(time.Second)
+		for _, tk := range append(a, b...) {
+			tk.Finish()
+		}
+		if err := co.Round(context.Background(), clk.now); err != nil {
+			t.Fatal(err)
+		}
+		// As many spread requests as the level has seats: only a cap
+		// refuses some; pinned then gets the seats left, at most 10.
+		seats := c.Limits()["global-default"].Current
+		spread, refused := hold("spread", seats)
+		pinned, refusedPinned := hold("pinned", min(10, seats-len(spread)))
+		if withPeer && (len(refused) == 0 || refused[0] != fairqueue.ReasonConcurrencyLimit || len(spread) == 0) {
+			t.Errorf("with a heavier peer: spread admitted %d, refused %v; want some admitted and the rest refused with concurrency-limit", len(spread), refused)
+		}
+		if !withPeer && len(refused) > 0 {
+			t.Errorf("alone: spread refused %v, want all admitted", refused)
+		}
+		if len(refusedPinned) > 0 {
+			t.Errorf("peer=%v: pinned refused %v, want all admitted", withPeer, refusedPinned)
+		}
+		for _, tk := range append(spread, pinned...) {
+			tk.Finish()
+		}
+		c.Close()
+	}
+}
+
+// TestCoordinatorStartClose: two coordinators' own goroutines exchange
+// until Close, which leaves no goroutine behind.
+func TestCoordinatorStartClose(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	store := fleet.NewMemoryStore()
+	var cos []*fleet.Coordinator
+	for r := range 2 {
+		fl := apf.NewFlowLimiter()
+		c, err := apf.New(nil, apf.Options{ServerConcurrencyLimit: 600, AdjustPeriod: apf.ManualAdjustment, FlowLimiter: fl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: fmt.Sprint("r", r), Store: store, Controller: c, Limiter: fl, Period: 5 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		co.Start()
+		co.Start()
+		cos = append(cos, co)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for cos[0].Peers() != 1 || cos[1].Peers() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("peers = %d, %d after 10 s; want 1 each", cos[0].Peers(), cos[1].Peers())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for _, co := range cos {
+		co.Close()
+		co.Close()
+	}
+}
+
+func TestNewCoordinatorErrors(t *testing.T) {
+	_, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Period: -1, Timeout: -2})
+	for _, want := range []string{"Replica is empty", "Store is nil", "Controller is nil", "Limiter is nil", "Period=-1ns", "Timeout=-2ns"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("NewCoordinator(bad) = %v, want it to name %q", err, want)
+		}
+	}
+}
+
+// TestCoordinatorTargetsGoAway: a replica busier than its idle peer
+// targets its heaviest flow; once the peer is as busy, nothing.
+func TestCoordinatorTargetsGoAway(t *testing.T) {
+	clk := &stepClock{now: start}
+	store := fleet.NewMemoryStore()
+	fl := apf.NewFlowLimiter()
+	c := newController(t, nil, clk, fl)
+	g, _ := apf.NewTargetedGoAway(time.Nanosecond)
+	co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: "r0", Store: store, Controller: c, Limiter: fl, Period: time.Second, GoAway: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heavy := apf.FlowKey{PriorityLevel: "global-default", FlowSchema: "global-default", Distinguisher: "heavy"}
+	for i, peerDemand := range []float64{0, 1000} {
+		if err := store.Publish(context.Background(), fleet.Summary{Replica: "r1", Period: uint64(i + 1), ServerConcurrencyLimit: 60,
+			Levels: []fleet.LevelDemand{{Name: "global-default", CurrentCL: 5, Demand: flowschema.SeatDemand{Average: peerDemand}}}}); err != nil {
+			t.Fatal(err)
+		}
+		var tks []apf.Ticket
+		for _, u := range []string{"heavy", "heavy", "light"} {
+			tk, err := c.Wait(context.Background(), userRequest(u), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tks = append(tks, tk)
+		}
+		clk.now = clk.now.Add(time.Second)
+		for _, tk := range tks {
+			tk.Finish()
+		}
+		if err := co.Round(context.Background(), clk.now); err != nil {
+			t.Fatal(err)
+		}
+		want := peerDemand == 0
+		if got := g.Closes(clk.now, heavy); got != want {
+			t.Errorf("peer demand %v: GoAway closes heavy = %v, want %v", peerDemand, got, want)
+		}
+		if g.Closes(clk.now.Add(time.Millisecond), apf.FlowKey{PriorityLevel: "global-default", FlowSchema: "global-default", Distinguisher: "light"}) {
+			t.Errorf("peer demand %v: GoAway closes light", peerDemand)
+		}
+	}
+}
+
+// TestCoordinatorAppliesFleetLevelLimits: with a peer whose demand is all
+// at global-default, an idle replica's global-default limit follows the
+// fleet's borrowing (its part of the fleet's demand: none, so its lower
+// bound), not its own adjustment's.
+func TestCoordinatorAppliesFleetLevelLimits(t *testing.T) {
+	clk := &stepClock{now: start}
+	plain := newController(t, nil, clk, nil)
+	fl := apf.NewFlowLimiter()
+	c := newController(t, nil, clk, fl)
+	store := fleet.NewMemoryStore()
+	co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: "r0", Store: store, Controller: c, Limiter: fl, Period: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gd := c.Limits()["global-default"]
+	peer := fleet.Summary{Replica: "r1", Period: 1, ServerConcurrencyLimit: 60, Levels: []fleet.LevelDemand{{Name: "global-default", CurrentCL: gd.Current,
+		Limits: flowschema.LevelLimits{Name: "global-default", NominalCL: gd.Nominal, LendableCL: gd.Lendable, BorrowingCL: gd.Borrowing, MinCL: gd.Lower, MaxCL: gd.Upper},
+		Demand: flowschema.SeatDemand{Average: 50, Smoothed: 50, HighWatermark: 50}}}}
+	if err := store.Publish(context.Background(), peer); err != nil {
+		t.Fatal(err)
+	}
+	clk.now = start.Add(time.Second)
+	plain.AdjustBorrowing(clk.now)
+	if err := co.Round(context.Background(), clk.now); err != nil {
+		t.Fatal(err)
+	}
+	alone, fleetwide := plain.Limits()["global-default"].Current, c.Limits()["global-default"].Current
+	if fleetwide != gd.Lower || alone == fleetwide {
+		t.Errorf("global-default's limit: alone %d, coordinated %d; want the coordinated one at its lower bound %d, unlike alone", alone, fleetwide, gd.Lower)
+	}
+}

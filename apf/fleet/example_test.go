@@ -1,0 +1,37 @@
+package fleet_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fairslice/fairslice/apf"
+	"github.com/fairslice/fairslice/apf/fleet"
+)
+
+// A replica coordinating through a store: its controller adjusts only
+// when the Coordinator's round runs, and its FlowLimiter takes the caps.
+// Alone in its fleet, it decides as an uncoordinated controller does.
+func ExampleCoordinator() {
+	fl := apf.NewFlowLimiter()
+	c, err := apf.New(nil, apf.Options{ServerConcurrencyLimit: 600, AdjustPeriod: apf.ManualAdjustment, FlowLimiter: fl})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{
+		Replica: "replica-0", Store: fleet.NewMemoryStore(), Controller: c, Limiter: fl, Period: time.Second,
+	})
+	if err != nil {
+		panic(err)
+	}
+	// A server calls co.Start() and defer co.Close(); here one round.
+	if err := co.Round(context.Background(), time.Now()); err != nil {
+		panic(err)
+	}
+	fmt.Println("peers:", co.Peers())
+	fmt.Println("global-default seats:", c.Limits()["global-default"].Current)
+	// Output:
+	// peers: 0
+	// global-default seats: 56
+}

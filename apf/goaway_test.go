@@ -1,0 +1,98 @@
+package apf
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestTargetedGoAwayClosesHeavyFlowsConnection runs the middleware on an
+// HTTP/2 server: the target flow's first request closes its connection
+// (GOAWAY), so its next one opens a new connection; within the interval
+// no other is closed, and other flows keep theirs.
+func TestTargetedGoAwayClosesHeavyFlowsConnection(t *testing.T) {
+	c, err := New(nil, Options{ServerConcurrencyLimit: 600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	g, err := NewTargetedGoAway(time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := c.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), HandlerOptions{User: RequestHeaderUser, GoAway: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(h)
+	ts.EnableHTTP2 = true
+	var conns atomic.Int32
+	ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	ts.StartTLS()
+	defer ts.Close()
+	client := ts.Client()
+	client.Timeout = 10 * time.Second
+	get := func(user string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", ts.URL+"/api/v1/namespaces/default/configmaps/x", nil)
+		req.Header.Set("X-Remote-User", user)
+		req.Header.Set("X-Remote-Group", "system:authenticated")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET as %s: %s %s, want HTTP/2 200", user, resp.Proto, resp.Status)
+		}
+	}
+	g.Target(FlowKey{"global-default", "global-default", "heavy"}, true)
+	steps := []struct {
+		user  string
+		conns int32
+	}{
+		{"heavy", 1}, // answered with GOAWAY
+		{"heavy", 2}, // on a new connection; not closed within the interval
+		{"heavy", 2},
+		{"light", 2},
+	}
+	for i, s := range steps {
+		get(s.user)
+		if got := conns.Load(); got != s.conns {
+			t.Errorf("after request %d (%s): %d connections, want %d", i, s.user, got, s.conns)
+		}
+	}
+	if g.Closed() != 1 {
+		t.Errorf("Closed() = %d, want 1", g.Closed())
+	}
+	g.Target(FlowKey{}, false)
+}
+
+func TestTargetedGoAwayRate(t *testing.T) {
+	g, _ := NewTargetedGoAway(time.Second)
+	heavy := FlowKey{"l", "s", "heavy"}
+	if g.Closes(time.Unix(0, 0), heavy) {
+		t.Error("Closes with no target = true")
+	}
+	g.Target(heavy, true)
+	at := func(ms int) time.Time { return time.Unix(100, 0).Add(time.Duration(ms) * time.Millisecond) }
+	for _, s := range []struct {
+		ms   int
+		flow FlowKey
+		want bool
+	}{{0, heavy, true}, {500, heavy, false}, {999, heavy, false}, {1000, heavy, true}, {3000, FlowKey{"l", "s", "other"}, false}, {3001, heavy, true}} {
+		if got := g.Closes(at(s.ms), s.flow); got != s.want {
+			t.Errorf("Closes(+%dms, %v) = %v, want %v", s.ms, s.flow.Distinguisher, got, s.want)
+		}
+	}
+	if _, err := NewTargetedGoAway(-1); err == nil {
+		t.Error("NewTargetedGoAway(-1) = nil error")
+	}
+}

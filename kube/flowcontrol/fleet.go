@@ -1,0 +1,80 @@
+package flowcontrol
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/fairslice/fairslice/apf"
+	"github.com/fairslice/fairslice/apf/fleet"
+)
+
+// Fleet configures the coordination of Options.Fleet: every adjustment
+// period Run runs a fleet.Coordinator round instead of the plain
+// borrowing adjustment, publishing this server's summary to Store and
+// applying the fleet's level limits and per-flow caps (package
+// apf/fleet). With no peers, or Store unreachable, every decision is the
+// plain adjustment's. Store is called only from Run's adjustment
+// goroutine, never on a request's path. kube/fleetlease is the Store over
+// Leases of the API server.
+type Fleet struct {
+	// Replica names this server, unique in the fleet. Required.
+	Replica string
+	// Store is where the fleet's summaries go. Required.
+	Store fleet.Store
+	// StaleAfter is fleet.ExchangeConfig.StaleAfter.
+	StaleAfter int
+	// Timeout bounds a round's Store calls; 0 is half the period.
+	Timeout time.Duration
+	// GoAway, if set, is targeted at this server's heaviest flow while it
+	// is over its fleet share (fleet.CoordinatorConfig.GoAway).
+	GoAway *apf.TargetedGoAway
+}
+
+// fleetRun is the Coordinator of Options.Fleet.
+type fleetRun struct {
+	co *fleet.Coordinator
+}
+
+func newFleetRun(c *Controller, opts Options, limiter *apf.FlowLimiter) (*fleetRun, error) {
+	f := opts.Fleet
+	co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{
+		Replica: f.Replica, Store: f.Store, Controller: c.apf, Limiter: limiter, Period: c.period,
+		Timeout: f.Timeout, StaleAfter: f.StaleAfter, Borrowing: opts.Borrowing, Clock: c.clock, GoAway: f.GoAway,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("flowcontrol: Options.Fleet: %w", err)
+	}
+	return &fleetRun{co: co}, nil
+}
+
+// adjust is Run's periodic step: a fleet round, or the adjustment alone.
+func (c *Controller) adjust(stopCh <-chan struct{}) {
+	if c.fleet == nil {
+		c.AdjustBorrowing(c.clock.Now())
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-stopCh:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := c.fleet.co.Round(ctx, c.clock.Now()); err != nil {
+		klog.V(2).InfoS("fairslice APF fleet round failed; deciding on the peers still known", "err", err)
+	}
+}
+
+// FleetPeers returns how many peers the last fleet round decided with (0:
+// alone, or no Options.Fleet).
+func (c *Controller) FleetPeers() int {
+	if c.fleet == nil {
+		return 0
+	}
+	return c.fleet.co.Peers()
+}
