@@ -59,7 +59,8 @@ type Options struct {
 	// Adaptive, beyond upstream, makes the total seats divided among the
 	// priority levels follow the execution latency the controller
 	// measures (apf.Options.Adaptive; serverConcurrencyLimit becomes the
-	// default ceiling). nil keeps upstream's static total.
+	// default ceiling). nil keeps upstream's static total. Not with Fleet,
+	// which sets the current limits itself.
 	Adaptive *apf.AdaptiveOptions
 	// Fleet, beyond upstream, has Run coordinate with the other replicas
 	// of the server through a fleet.Store (see Fleet); nil decides alone.
@@ -119,6 +120,12 @@ func New(informerFactory kubeinformers.SharedInformerFactory, flowcontrolClient 
 func NewWithOptions(informerFactory kubeinformers.SharedInformerFactory, flowcontrolClient flowcontrolclient.FlowcontrolV1Interface, serverConcurrencyLimit int, opts Options) (*Controller, error) {
 	if opts.AdjustPeriod < 0 {
 		return nil, fmt.Errorf("flowcontrol: Options.AdjustPeriod=%v must not be negative", opts.AdjustPeriod)
+	}
+	if opts.Fleet != nil && opts.Adaptive != nil {
+		// Both move the current limits: the fleet's borrowing is computed
+		// over each replica's static total, which an adaptive total would
+		// change under it.
+		return nil, errors.New("flowcontrol: Options.Fleet and Options.Adaptive cannot be used together")
 	}
 	c := &Controller{
 		WatchTracker:    utilflowcontrol.NewWatchTracker(),

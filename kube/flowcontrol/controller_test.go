@@ -24,6 +24,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/fairslice/fairslice/apf"
+	"github.com/fairslice/fairslice/apf/fleet"
 )
 
 func i32(v int32) *int32 { return &v }
@@ -323,6 +324,7 @@ func TestNewWithOptionsRejectsBadInput(t *testing.T) {
 		{0, Options{}, "ServerConcurrencyLimit=0"},
 		{10, Options{AdjustPeriod: -time.Second}, "AdjustPeriod=-1s"},
 		{10, Options{Adaptive: &apf.AdaptiveOptions{Min: 11}}, "Options.Adaptive.Min=11 must not exceed Max (10)"},
+		{10, Options{Adaptive: &apf.AdaptiveOptions{}, Fleet: &Fleet{Replica: "a", Store: fleet.NewMemoryStore()}}, "Options.Fleet and Options.Adaptive cannot be used together"},
 	} {
 		_, err := NewWithOptions(inf, nil, tc.scl, tc.opts)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
