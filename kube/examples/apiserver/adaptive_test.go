@@ -288,7 +288,6 @@ func sweep(t *testing.T, bin string, n int, statics []int, d time.Duration) int 
 		good, p99     []float64
 		start, halved []float64
 		never         int
-		totals        []float64 // the total at the end of each phase
 	}
 	var rows []row
 	bestMean, best := -1.0, 0
