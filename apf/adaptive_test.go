@@ -1,7 +1,10 @@
 package apf
 
 import (
+	"context"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -176,3 +179,74 @@ func TestAdaptiveSchedulerSignal(t *testing.T) {
 		t.Errorf("Total() with scheduler p99 4x its target = %d, want below %d", got, grown)
 	}
 }
+
+// A request whose client gives up (a timeout, a closed connection) ends
+// its execution early; the middleware finishes it as abandoned, so that
+// the short execution does not become the baseline latency. Before, a
+// server whose clients timed out at the head of APF's queues took their
+// cut-short executions as the no-load latency, saw every real execution
+// as far above it, and shrank the total to its floor.
+func TestAdaptiveIgnoresAbandonedExecutions(t *testing.T) {
+	const work = 20 * time.Millisecond
+	clk := newFakeClock()
+	// Min 245, the bootstrap shares' sum: every level has a seat, so
+	// requests one at a time never queue.
+	c, err := New(nil, Options{ServerConcurrencyLimit: 600, Clock: clk, Adaptive: &AdaptiveOptions{Min: 245}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	abandon := false
+	var serveN func(int)
+	h, err := c.Handler(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		if abandon {
+			clk.Step(time.Millisecond)
+			r.Context().Value(cancelKey{}).(context.CancelFunc)()
+			return
+		}
+		clk.Step(work)
+	}), HandlerOptions{User: RequestHeaderUser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(n int) {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			serveN(n)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			panic("requests one at a time did not finish within 10 s")
+		}
+	}
+	serveN = func(n int) {
+		for range n {
+			ctx, cancel := context.WithCancel(context.Background())
+			ctx = context.WithValue(ctx, cancelKey{}, cancel)
+			r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/api/v1/namespaces/default/pods", nil)
+			r.Header.Set("X-Remote-User", "alice")
+			h.ServeHTTP(httptest.NewRecorder(), r)
+			cancel()
+		}
+	}
+	baseline := func() time.Duration {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.adapt.rule.baselines["global-default"]
+	}
+	serve(50) // the probe: 1 s
+	if got := baseline(); got != work {
+		t.Fatalf("baseline after the probe = %v, want %v", got, work)
+	}
+	abandon = true
+	serve(500) // 0.5 s of executions cut short at 1 ms
+	abandon = false
+	serve(50)
+	if got := baseline(); got != work {
+		t.Errorf("baseline after abandoned requests = %v, want %v (abandoned executions are no samples)", got, work)
+	}
+}
+
+type cancelKey struct{}

@@ -704,7 +704,15 @@ func (c *Controller) rejected(t *ticket, reason fairqueue.Reason, err error) *Re
 // Finish ends the request: its seats are released (its final seats after
 // its work estimate's AdditionalLatency, on a timer) and waiting requests
 // are dispatched. It panics if called twice (or on the zero Ticket).
-func (h Ticket) Finish() {
+func (h Ticket) Finish() { h.finish(true) }
+
+// FinishAbandoned is Finish for a request whose caller gave up before it
+// completed (a client that timed out or went away): with Options.Adaptive
+// its execution time is not a latency sample, since it measures the
+// caller's patience, not the server. Without Options.Adaptive it is Finish.
+func (h Ticket) FinishAbandoned() { h.finish(false) }
+
+func (h Ticket) finish(sample bool) {
 	if h.t == nil {
 		panic("apf: Ticket.Finish called on the zero Ticket")
 	}
@@ -721,7 +729,7 @@ func (h Ticket) Finish() {
 	}
 	now := c.clock.Now()
 	at, lingering := lv.qs.Finish(now, &t.r)
-	if c.adapt != nil {
+	if c.adapt != nil && sample {
 		c.adapt.sampled(lv, t.r.StartTime(), now.Sub(t.r.StartTime()))
 	}
 	lv.finishCapped(now)

@@ -55,7 +55,10 @@
 // adaptive total existed and still match). With Options.Adaptive the total
 // follows latency, measured by the controller itself: the execution time
 // (dispatch to Finish) of each request, per priority level, on the
-// controller's Clock, and optionally the Go runtime's scheduling latency
+// controller's Clock (not of requests finished with
+// Ticket.FinishAbandoned, as Handler finishes those whose client has gone:
+// cut short, they measure the client's patience, not the server), and
+// optionally the Go runtime's scheduling latency
 // (AdaptiveOptions.SchedulerLatencyTarget). Revisions run every
 // AdaptiveOptions.Interval (DefaultAdaptiveInterval, 100 ms), triggered by
 // a request arriving or finishing (no goroutine or timer of its own), and

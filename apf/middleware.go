@@ -88,11 +88,22 @@ type ctxKey struct{}
 // admitted is what the middleware puts in an admitted request's context.
 type admitted struct {
 	t     Ticket
+	ctx   context.Context // the request's
 	watch bool
 	once  sync.Once
 }
 
-func (a *admitted) finish() { a.once.Do(a.t.Finish) }
+func (a *admitted) finish() { a.once.Do(a.end) }
+
+// end finishes the ticket; a request whose client has gone is abandoned,
+// so that its cut-short execution is no latency sample.
+func (a *admitted) end() {
+	if a.ctx.Err() != nil {
+		a.t.FinishAbandoned()
+		return
+	}
+	a.t.Finish()
+}
 
 // TicketFromContext returns the Ticket of the request the middleware
 // admitted with ctx, and whether there is one. Handlers may read it
@@ -174,7 +185,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	setUIDHeaders(w, &t.t.cl)
 	h.goAway(w, r.Proto, &t.t.cl)
-	a := &admitted{t: t, watch: isWatch}
+	a := &admitted{t: t, ctx: r.Context(), watch: isWatch}
 	defer a.finish()
 	if isWatch {
 		if forget := h.opts.Watches.Register(&ri, r.URL.Query()); forget != nil {

@@ -12,7 +12,9 @@
 // its seat for --work; /healthz, /livez and /readyz with "ok" (exempt in
 // the bootstrap configuration: FlowSchema probes); /metrics with the
 // apiserver_flowcontrol_* series (package apfmetrics); and the debug
-// endpoints under /debug/api_priority_and_fairness/.
+// endpoints under /debug/api_priority_and_fairness/. Beside upstream's
+// series, /metrics has fairslice_apf_total_seats, the total divided among
+// the priority levels now (with auto, the adaptive total).
 //
 // --server-concurrency auto turns on the adaptive total
 // (apf.Options.Adaptive, ceiling 600): the seats follow the API requests'
@@ -107,6 +109,9 @@ func main() {
 	}
 }
 
+// TotalSeatsMetric is the gauge on /metrics of apf.Controller.Total.
+const TotalSeatsMetric = "fairslice_apf_total_seats"
+
 // server is the example's controller and handler.
 type server struct {
 	c       *apf.Controller
@@ -164,6 +169,14 @@ func newServerWith(sc serverConfig, reg *prometheus.Registry) (*server, error) {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	m.Attach(c)
+	// The total outside upstream's metrics, so that the adaptive total
+	// can be watched from outside (the harness in adaptive_test.go does).
+	if err := reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: TotalSeatsMetric,
+		Help: "Seats divided among the priority levels: --server-concurrency, or with auto the adaptive total now"},
+		func() float64 { return float64(c.Total()) })); err != nil {
+		c.Close()
+		return nil, err
+	}
 	for _, f := range c.Findings() {
 		log.Printf("apiserver: %s: %s", source, f)
 	}

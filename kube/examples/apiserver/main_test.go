@@ -83,6 +83,7 @@ func TestExampleServer(t *testing.T) {
 		`apiserver_flowcontrol_dispatched_requests_total{flow_schema="global-default",priority_level="global-default"}`,
 		`apiserver_flowcontrol_nominal_limit_seats{priority_level="global-default"}`,
 		`apiserver_flowcontrol_request_wait_duration_seconds_bucket`,
+		TotalSeatsMetric + " 8\n",
 	} {
 		if !strings.Contains(metrics, series) {
 			t.Errorf("/metrics lacks %s", series)
