@@ -231,10 +231,17 @@ func TestAdaptiveIgnoresAbandonedExecutions(t *testing.T) {
 			cancel()
 		}
 	}
-	baseline := func() time.Duration {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.adapt.rule.baselines["global-default"]
+	baseline := func() time.Duration { // as Dump reports it
+		for _, d := range c.Dump() {
+			if d.Name == "global-default" {
+				return d.Baseline
+			}
+		}
+		t.Fatal("Dump has no level global-default")
+		return 0
+	}
+	if got := baseline(); got != 0 {
+		t.Fatalf("baseline before the probe = %v, want 0", got)
 	}
 	serve(50) // the probe: 1 s
 	if got := baseline(); got != work {

@@ -25,6 +25,10 @@ type LevelDump struct {
 	Quiescing bool
 	Limits    Limits
 	QueueSet  fairqueue.Dump
+	// Baseline is the level's no-load execution time as the adaptive
+	// total measured it (Options.Adaptive; see the package doc), 0
+	// without Options.Adaptive or before its first probe.
+	Baseline time.Duration
 }
 
 // Dump returns a snapshot of every priority level (quiescing ones
@@ -33,14 +37,18 @@ func (c *Controller) Dump() []LevelDump {
 	c.mu.Lock()
 	levels := c.sortedLevels()
 	limits := make([]Limits, len(levels))
+	baselines := make([]time.Duration, len(levels))
 	for i, lv := range levels {
 		limits[i] = lv.limits
+		if c.adapt != nil {
+			baselines[i] = c.adapt.rule.baselines[lv.name]
+		}
 	}
 	c.mu.Unlock()
 	out := make([]LevelDump, len(levels))
 	for i, lv := range levels {
 		lv.mu.Lock()
-		out[i] = LevelDump{Name: lv.name, Quiescing: lv.quiescing, Limits: limits[i], QueueSet: lv.qs.Dump()}
+		out[i] = LevelDump{Name: lv.name, Quiescing: lv.quiescing, Limits: limits[i], QueueSet: lv.qs.Dump(), Baseline: baselines[i]}
 		lv.mu.Unlock()
 	}
 	return out

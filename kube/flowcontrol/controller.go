@@ -60,7 +60,9 @@ type Options struct {
 	// priority levels follow the execution latency the controller
 	// measures (apf.Options.Adaptive; serverConcurrencyLimit becomes the
 	// default ceiling). nil keeps upstream's static total. Not with Fleet,
-	// which sets the current limits itself.
+	// which sets the current limits itself. Handle finishes the execution
+	// of a cancelled request (its client went away) as abandoned, so it
+	// is no latency sample; Dump's Baseline shows each level's.
 	Adaptive *apf.AdaptiveOptions
 	// Fleet, beyond upstream, has Run coordinate with the other replicas
 	// of the server through a fleet.Store (see Fleet); nil decides alone.
@@ -316,7 +318,7 @@ func (c *Controller) Handle(ctx context.Context, requestDigest utilflowcontrol.R
 		return
 	}
 	// The observer's Finished event observes the execution duration.
-	defer t.Finish()
+	defer finish(ctx, t)
 	if upstreamMetrics {
 		cl := t.Classification()
 		if !cl.Exempt {
@@ -325,6 +327,21 @@ func (c *Controller) Handle(ctx context.Context, requestDigest utilflowcontrol.R
 		metrics.AddDispatch(ctx, cl.PriorityLevel, cl.FlowSchema)
 	}
 	execFn()
+}
+
+// finish ends an execution. One whose request was cancelled (its client
+// went away: the wait context upstream's filter passes derives from the
+// request's) is finished as abandoned, so that with Options.Adaptive its
+// cut-short execution is no latency sample. Only a cancellation counts:
+// that context's own deadline is the queue-wait limit (a quarter of the
+// request's time), which a long execution passes while its client is
+// still there.
+func finish(ctx context.Context, t apf.Ticket) {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		t.FinishAbandoned()
+		return
+	}
+	t.Finish()
 }
 
 func observeQueueWait(ctx context.Context, pl, fs string, execute bool, d time.Duration) {

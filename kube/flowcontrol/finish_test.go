@@ -1,0 +1,86 @@
+package flowcontrol
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	fcrequest "k8s.io/apiserver/pkg/util/flowcontrol/request"
+
+	"github.com/fairslice/fairslice/apf"
+)
+
+// With Options.Adaptive, an execution whose request was cancelled (the
+// client went away) is no latency sample, as in apf's own middleware: a
+// run of cut-short executions leaves the level's baseline where the
+// probe put it. An execution that outlives the queue-wait deadline of
+// Handle's context, its client still there, is a sample.
+func TestHandleAbandonedExecutionsAreNoSamples(t *testing.T) {
+	const work = 20 * time.Millisecond
+	clk := &stepClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	e := startEnvWith(t, Options{Clock: clk, Adaptive: &apf.AdaptiveOptions{Min: 10}}, testObjects(), "tenants")
+	// run Handles n requests one after the other, each executing for d
+	// on the step clock; end, if set, is called during the execution
+	// with the request's context's cancel function.
+	run := func(n int, d time.Duration, newCtx func() (context.Context, context.CancelFunc), end func(ctx context.Context, cancel context.CancelFunc)) {
+		t.Helper()
+		for range n {
+			ctx, cancel := newCtx()
+			executed := false
+			e.c.Handle(ctx, digest("alice", "tenants"),
+				func(*flowcontrolv1.FlowSchema, *flowcontrolv1.PriorityLevelConfiguration, string) {},
+				func() fcrequest.WorkEstimate { return fcrequest.WorkEstimate{InitialSeats: 1} },
+				func(bool) {}, func() {
+					executed = true
+					clk.Advance(d)
+					if end != nil {
+						end(ctx, cancel)
+					}
+				})
+			cancel()
+			if !executed {
+				t.Fatal("a request one at a time was not executed")
+			}
+		}
+	}
+	background := func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }
+	baseline := func() time.Duration {
+		for _, d := range e.c.Dump() {
+			if d.Name == "tenants" {
+				return d.Baseline
+			}
+		}
+		t.Fatal("Dump has no level tenants")
+		return 0
+	}
+
+	run(50, work, background, nil) // the probe: 1 s of executions
+	if got := baseline(); got != work {
+		t.Fatalf("baseline after the probe = %v, want %v", got, work)
+	}
+	cancelled := func(_ context.Context, cancel context.CancelFunc) { cancel() }
+	run(500, time.Millisecond, background, cancelled) // clients leave after 1 ms
+	run(50, work, background, nil)
+	if got := baseline(); got != work {
+		t.Errorf("baseline after cancelled requests = %v, want %v (abandoned executions are no samples)", got, work)
+	}
+
+	// Handle's context expires during each execution, as the wait limit
+	// of upstream's filter does for a long request: those 1 ms
+	// executions are samples, and the baseline follows them down.
+	waitLimited := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.Background(), time.Millisecond)
+	}
+	expired := func(ctx context.Context, _ context.CancelFunc) {
+		select {
+		case <-ctx.Done():
+		case <-time.After(10 * time.Second):
+			t.Error("a 1 ms context did not expire within 10 s")
+		}
+	}
+	run(200, time.Millisecond, waitLimited, expired)
+	if got := baseline(); got != time.Millisecond {
+		t.Errorf("baseline after executions past the wait deadline = %v, want 1ms (their clients were still there)", got)
+	}
+}
