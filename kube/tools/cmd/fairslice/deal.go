@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -91,18 +90,16 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage // the flag package has already reported it
+	rest, stop, code := parseInterspersed(fs, args)
+	if stop {
+		return code
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	var problems []string
-	if fs.NArg() > 0 {
-		problems = append(problems, fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	if len(rest) > 0 {
+		problems = append(problems, fmt.Sprintf("unexpected argument %q", rest[0]))
 	}
 	switch {
 	case set["hash"] && set["flow-schema"]:

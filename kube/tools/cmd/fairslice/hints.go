@@ -2,11 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/fairslice/fairslice/kube/internal/kubescenario"
 
@@ -70,27 +68,6 @@ func scenarioName(files []string) string {
 	return files[0]
 }
 
-// splitArgs separates flags from positional arguments so that flags may
-// follow the file name; valued names the flags that take a separate value.
-func splitArgs(args []string, valued map[string]bool) (flags, files []string) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			return flags, append(files, args[i+1:]...)
-		}
-		if strings.HasPrefix(a, "-") && a != "-" {
-			flags = append(flags, a)
-			if valued[strings.TrimLeft(a, "-")] && i+1 < len(args) {
-				flags = append(flags, args[i+1])
-				i++
-			}
-			continue
-		}
-		files = append(files, a)
-	}
-	return flags, files
-}
-
 // loadScenario reads the scenario of hints and route: from files (or
 // "-") or the cluster, the Service, the Pods it selects and the Nodes.
 func loadScenario(cmd string, files []string, sf *serviceFlags, stderr io.Writer) (*kubescenario.Scenario, int) {
@@ -148,12 +125,9 @@ func runHints(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(fs.Output(), hintsUsage)
 		fs.PrintDefaults()
 	}
-	flags, files := splitArgs(args, valuedFlags(fs))
-	if err := fs.Parse(flags); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	files, stop, code := parseInterspersed(fs, args)
+	if stop {
+		return code
 	}
 	if *upstream && *minCross {
 		fmt.Fprintln(stderr, "fairslice hints: --upstream and --min-cross-zone exclude each other")

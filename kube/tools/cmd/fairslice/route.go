@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -56,12 +55,9 @@ func runRoute(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(fs.Output(), routeUsage)
 		fs.PrintDefaults()
 	}
-	flags, files := splitArgs(args, valuedFlags(fs))
-	if err := fs.Parse(flags); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	files, stop, code := parseInterspersed(fs, args)
+	if stop {
+		return code
 	}
 	if *node == "" {
 		fmt.Fprintln(stderr, "fairslice route: --node is required\nRun 'fairslice route --help' for usage.")
