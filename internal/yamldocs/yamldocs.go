@@ -1,7 +1,7 @@
 // Package yamldocs splits a stream of Kubernetes manifests into its
 // documents: YAML documents separated by "---" lines, or JSON values one
 // after another. It is the one splitter behind flowschema.Decode, the
-// fairslice CLI's inputs and kube/topology's scenarios.
+// fairslice CLI's inputs and kube/internal/kubescenario's scenarios.
 package yamldocs
 
 import (

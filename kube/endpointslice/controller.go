@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"github.com/fairslice/fairslice/kube/endpointslice/adapter"
 	"github.com/fairslice/fairslice/slicer"
 	"github.com/fairslice/fairslice/topology"
 )
@@ -399,7 +400,7 @@ func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Serv
 		return err
 	}
 	trigger = earliest(trigger, st.heldTrigger)
-	policy, td := policyOf(svc)
+	policy, td := adapter.PolicyForService(svc)
 	facts := ServiceFacts(svc, trigger)
 	facts.TopologyHints = policy != topology.PolicyNone
 	plan, skipped, err := st.syncer.Plan(facts, svc, pods, c.nodeLister, existing)

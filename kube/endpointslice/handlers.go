@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
-	"github.com/fairslice/fairslice/topology"
+	"github.com/fairslice/fairslice/kube/endpointslice/adapter"
 )
 
 // onPod queues, after the batch period, the Services a pod event
@@ -186,7 +186,7 @@ func (h sliceEvents) queueOwner(s *discovery.EndpointSlice) {
 func (c *Controller) onNodeUpdate(oldObj, newObj any) {
 	o, ok1 := oldObj.(*corev1.Node)
 	n, ok2 := newObj.(*corev1.Node)
-	if !ok1 || !ok2 || nodeReady(o) != nodeReady(n) || o.Labels[corev1.LabelTopologyZone] != n.Labels[corev1.LabelTopologyZone] {
+	if !ok1 || !ok2 || adapter.NodeReady(o) != adapter.NodeReady(n) || o.Labels[corev1.LabelTopologyZone] != n.Labels[corev1.LabelTopologyZone] {
 		c.topoQueue.Add(topologyQueueKey)
 	}
 }
@@ -210,7 +210,7 @@ func (c *Controller) updateCapacity(ctx context.Context) {
 		klog.FromContext(ctx).Error(err, "Error listing Nodes")
 		return
 	}
-	capacity := capacityOf(nodes)
+	capacity := adapter.CapacityFromAPI(nodes)
 	var overloaded []string
 	c.mu.Lock()
 	c.capacity = capacity
@@ -226,28 +226,6 @@ func (c *Controller) updateCapacity(ctx context.Context) {
 	for _, key := range overloaded {
 		c.queue.Add(key)
 	}
-}
-
-// capacityOf returns the zones' capacity for hints from the nodes, as
-// upstream's topology cache counts them.
-func capacityOf(nodes []*corev1.Node) topology.Capacity {
-	in := make([]topology.Node, len(nodes))
-	for i, n := range nodes {
-		_, cp := n.Labels["node-role.kubernetes.io/control-plane"]
-		_, master := n.Labels["node-role.kubernetes.io/master"]
-		in[i] = topology.Node{Name: n.Name, Zone: n.Labels[corev1.LabelTopologyZone], MilliCPU: n.Status.Allocatable.Cpu().MilliValue(),
-			Ready: nodeReady(n), ControlPlane: cp || master}
-	}
-	return topology.NewCapacity(in)
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // validLabelValue checks a label value as the API server does.

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/fairslice/fairslice/kube/endpointslice/adapter"
 	"github.com/fairslice/fairslice/slicer"
 	"github.com/fairslice/fairslice/topology"
 )
@@ -249,7 +250,7 @@ func (w *Writer) sync(ctx context.Context, svc *corev1.Service, desired []slicer
 	}
 	defer st.mu.Unlock()
 	trigger := earliest(w.now(), st.heldTrigger)
-	policy, td := policyOf(svc)
+	policy, td := adapter.PolicyForService(svc)
 	facts := ServiceFacts(svc, trigger)
 	facts.TopologyHints = policy != topology.PolicyNone
 	if w.owner != nil {
@@ -274,7 +275,7 @@ func (w *Writer) sync(ctx context.Context, svc *corev1.Service, desired []slicer
 		if err != nil {
 			return fmt.Errorf("endpointslice: listing nodes for the hints of Service %s/%s: %w", svc.Namespace, svc.Name, err)
 		}
-		capacity = capacityOf(nodes)
+		capacity = adapter.CapacityFromAPI(nodes)
 	}
 	out, err := w.apply(ctx, svc, &st.writeState, &plan, existing, trigger, policy, td, capacity)
 	if out.held > 0 {

@@ -120,15 +120,37 @@ func New(informerFactory kubeinformers.SharedInformerFactory, flowcontrolClient 
 // NewWithOptions is New with the options upstream lacks. It fails on a
 // non-positive serverConcurrencyLimit or invalid options.
 func NewWithOptions(informerFactory kubeinformers.SharedInformerFactory, flowcontrolClient flowcontrolclient.FlowcontrolV1Interface, serverConcurrencyLimit int, opts Options) (*Controller, error) {
+	if err := checkOptions(opts); err != nil {
+		return nil, err
+	}
+	c := newController(flowcontrolClient, opts)
+	if err := c.startAPF(serverConcurrencyLimit, opts); err != nil {
+		return nil, err
+	}
+	if err := c.watch(informerFactory); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// checkOptions refuses a negative AdjustPeriod and Fleet with Adaptive.
+func checkOptions(opts Options) error {
 	if opts.AdjustPeriod < 0 {
-		return nil, fmt.Errorf("flowcontrol: Options.AdjustPeriod=%v must not be negative", opts.AdjustPeriod)
+		return fmt.Errorf("flowcontrol: Options.AdjustPeriod=%v must not be negative", opts.AdjustPeriod)
 	}
 	if opts.Fleet != nil && opts.Adaptive != nil {
 		// Both move the current limits: the fleet's borrowing is computed
 		// over each replica's static total, which an adaptive total would
 		// change under it.
-		return nil, errors.New("flowcontrol: Options.Fleet and Options.Adaptive cannot be used together")
+		return errors.New("flowcontrol: Options.Fleet and Options.Adaptive cannot be used together")
 	}
+	return nil
+}
+
+// newController returns the Controller's shell: the trackers, the clock,
+// the client and field manager, the adjustment period, with opts'
+// defaults, and its observer.
+func newController(flowcontrolClient flowcontrolclient.FlowcontrolV1Interface, opts Options) *Controller {
 	c := &Controller{
 		WatchTracker:    utilflowcontrol.NewWatchTracker(),
 		MaxSeatsTracker: utilflowcontrol.NewMaxSeatsTracker(),
@@ -148,6 +170,12 @@ func NewWithOptions(informerFactory kubeinformers.SharedInformerFactory, flowcon
 		c.period = BorrowingAdjustmentPeriod
 	}
 	c.obs = newObserver(c)
+	return c
+}
+
+// startAPF builds the apf.Controller from the mandatory objects alone,
+// and the fleet's run with opts.Fleet.
+func (c *Controller) startAPF(serverConcurrencyLimit int, opts Options) error {
 	var limiter *apf.FlowLimiter
 	if opts.Fleet != nil {
 		limiter = apf.NewFlowLimiter()
@@ -171,15 +199,22 @@ func NewWithOptions(informerFactory kubeinformers.SharedInformerFactory, flowcon
 		AsStored: true,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("flowcontrol: %w", err)
+		return fmt.Errorf("flowcontrol: %w", err)
 	}
 	c.apf = a
 	if opts.Fleet != nil {
 		if c.fleet, err = newFleetRun(c, opts, limiter); err != nil {
 			a.Close()
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
+
+// watch queues a reconfiguration on every change of the
+// PriorityLevelConfigurations and FlowSchemas that matters (their spec;
+// for FlowSchemas also their status).
+func (c *Controller) watch(informerFactory kubeinformers.SharedInformerFactory) error {
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[int](200*time.Millisecond, 8*time.Hour),
 		workqueue.TypedRateLimitingQueueConfig[int]{Name: "priority_and_fairness_config_queue"},
@@ -198,7 +233,7 @@ func NewWithOptions(informerFactory kubeinformers.SharedInformerFactory, flowcon
 			}
 		},
 	}); err != nil {
-		return nil, fmt.Errorf("flowcontrol: PriorityLevelConfiguration informer: %w", err)
+		return fmt.Errorf("flowcontrol: PriorityLevelConfiguration informer: %w", err)
 	}
 	if _, err := fsi.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: enqueue, DeleteFunc: enqueue,
@@ -211,9 +246,9 @@ func NewWithOptions(informerFactory kubeinformers.SharedInformerFactory, flowcon
 			}
 		},
 	}); err != nil {
-		return nil, fmt.Errorf("flowcontrol: FlowSchema informer: %w", err)
+		return fmt.Errorf("flowcontrol: FlowSchema informer: %w", err)
 	}
-	return c, nil
+	return nil
 }
 
 // call is the state of one Handle call, pooled. req must stay the first

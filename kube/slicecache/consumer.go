@@ -19,7 +19,7 @@ package slicecache
 import (
 	"sync"
 
-	ktopology "github.com/fairslice/fairslice/kube/topology"
+	"github.com/fairslice/fairslice/kube/endpointslice/adapter"
 	"github.com/fairslice/fairslice/slicecache"
 	"github.com/fairslice/fairslice/slicer"
 	"github.com/fairslice/fairslice/topology"
@@ -72,7 +72,7 @@ func FromAPI(s *discovery.EndpointSlice) *slicecache.Slice {
 // endpointFromAPI converts an endpoint: what topology reads, plus the
 // hostname and target reference.
 func endpointFromAPI(e *discovery.Endpoint) slicer.Endpoint {
-	out := ktopology.EndpointFromAPI(e)
+	out := adapter.EndpointFromAPI(e)
 	if e.Hostname != nil {
 		out.Hostname = *e.Hostname
 	}

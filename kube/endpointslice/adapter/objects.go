@@ -115,15 +115,7 @@ func toEndpoint(e slicer.Endpoint) discovery.Endpoint {
 			APIVersion: r.APIVersion, ResourceVersion: r.ResourceVersion, FieldPath: r.FieldPath,
 		}
 	}
-	if e.Hints != nil {
-		out.Hints = &discovery.EndpointHints{}
-		for _, z := range e.Hints.ForZones {
-			out.Hints.ForZones = append(out.Hints.ForZones, discovery.ForZone{Name: z})
-		}
-		for _, n := range e.Hints.ForNodes {
-			out.Hints.ForNodes = append(out.Hints.ForNodes, discovery.ForNode{Name: n})
-		}
-	}
+	out.Hints = hintsToAPI(e.Hints)
 	return out
 }
 

@@ -138,22 +138,51 @@ func newServer(serverCL int, configFile string, work time.Duration, trusted bool
 
 // newServerWith is newServer with the adaptive total and the backend.
 func newServerWith(sc serverConfig, reg *prometheus.Registry) (*server, error) {
-	configFile, work, trusted := sc.configFile, sc.work, sc.trusted
+	objects, source, err := loadObjects(sc.configFile)
+	if err != nil {
+		return nil, err
+	}
+	c, err := newController(sc, objects, source, reg)
+	if err != nil {
+		return nil, err
+	}
+	var be *backend
+	if sc.slots > 0 {
+		be = newBackend(sc.slots)
+	}
+	mux, err := routes(c, apiHandler(sc.work, be), sc.trusted)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	c.InstallDebug(mux)
+	return &server{c: c, handler: mux, source: source, backend: be}, nil
+}
+
+// loadObjects reads the FlowSchemas and priority levels of configFile, or
+// none ("" : the bootstrap configuration), and names their source.
+func loadObjects(configFile string) (*flowschema.Config, string, error) {
+	if configFile == "" {
+		return nil, "bootstrap configuration", nil
+	}
+	data, err := os.ReadFile(configFile)
+	if err != nil {
+		return nil, "", err
+	}
+	objects, err := flowschema.Decode(data)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", configFile, err)
+	}
+	return objects, configFile, nil
+}
+
+// newController builds the APF controller with its metrics on reg, and
+// logs the configuration's findings.
+func newController(sc serverConfig, objects *flowschema.Config, source string, reg *prometheus.Registry) (*apf.Controller, error) {
 	serverCL := sc.concurrency.N
 	if sc.concurrency.Auto {
 		serverCL = 600 // the ceiling: upstream's default total
-	}
-	var objects *flowschema.Config
-	source := "bootstrap configuration"
-	if configFile != "" {
-		data, err := os.ReadFile(configFile)
-		if err != nil {
-			return nil, err
-		}
-		if objects, err = flowschema.Decode(data); err != nil {
-			return nil, fmt.Errorf("%s: %w", configFile, err)
-		}
-		source = configFile
 	}
 	m, err := apfmetrics.New(reg)
 	if err != nil {
@@ -180,12 +209,13 @@ func newServerWith(sc serverConfig, reg *prometheus.Registry) (*server, error) {
 	for _, f := range c.Findings() {
 		log.Printf("apiserver: %s: %s", source, f)
 	}
+	return c, nil
+}
 
-	var be *backend
-	if sc.slots > 0 {
-		be = newBackend(sc.slots)
-	}
-	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// apiHandler answers every API request with a Status after work (or
+// once a backend slot frees and then work), reporting the APF wait.
+func apiHandler(work time.Duration, be *backend) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if t, ok := apf.TicketFromContext(r.Context()); ok {
 			w.Header().Set(loadtest.HeaderWait, strconv.FormatFloat(t.Wait().Seconds(), 'f', -1, 64))
 		}
@@ -203,6 +233,11 @@ func newServerWith(sc serverConfig, reg *prometheus.Registry) (*server, error) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintln(w, `{"kind":"Status","apiVersion":"v1","status":"Success"}`)
 	})
+}
+
+// routes puts the API and the probes behind c's handler (refusing
+// reserved identities unless trusted).
+func routes(c *apf.Controller, api http.Handler, trusted bool) (*http.ServeMux, error) {
 	probe := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux := http.NewServeMux()
 	for _, route := range []struct {
@@ -211,7 +246,6 @@ func newServerWith(sc serverConfig, reg *prometheus.Registry) (*server, error) {
 	}{{"/api/", api}, {"/apis/", api}, {"/healthz", probe}, {"/livez", probe}, {"/readyz", probe}} {
 		limited, err := c.Handler(route.h, apf.HandlerOptions{User: apf.RequestHeaderUser})
 		if err != nil {
-			c.Close()
 			return nil, err
 		}
 		if !trusted {
@@ -219,9 +253,7 @@ func newServerWith(sc serverConfig, reg *prometheus.Registry) (*server, error) {
 		}
 		mux.Handle(route.path, limited)
 	}
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	c.InstallDebug(mux)
-	return &server{c: c, handler: mux, source: source, backend: be}, nil
+	return mux, nil
 }
 
 func serve(listen string, sc serverConfig) error {

@@ -13,9 +13,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/fairslice/fairslice/kube/endpointslice/adapter"
+	"github.com/fairslice/fairslice/kube/internal/kubescenario"
 	"github.com/fairslice/fairslice/slicer"
 )
 
@@ -51,33 +51,12 @@ func (in *Input) Max() int {
 	return in.MaxEndpointsPerSlice
 }
 
-// Nodes looks nodes up by name, as adapter.NodeGetter wants, without
-// an informer or a lister.
-type Nodes map[string]*corev1.Node
-
-// NodesOf indexes nodes by name.
-func NodesOf(nodes []*corev1.Node) Nodes {
-	m := make(Nodes, len(nodes))
-	for _, n := range nodes {
-		m[n.Name] = n
-	}
-	return m
-}
-
-// Get returns the node called name, or a NotFound error as a lister's.
-func (m Nodes) Get(name string) (*corev1.Node, error) {
-	if n, ok := m[name]; ok {
-		return n, nil
-	}
-	return nil, apierrors.NewNotFound(corev1.Resource("nodes"), name)
-}
-
 // Fairslice runs in through the adapter and the slicer. The error joins
 // the adapter's per-pod problems (the plan still covers the other pods)
 // and any failure of the slicer (then the outcome is empty).
 func Fairslice(in Input) (Outcome, slicer.Plan, error) {
 	var conv adapter.Converter
-	desired, derr := conv.Desired(in.Service, in.Pods, NodesOf(in.Nodes))
+	desired, derr := conv.Desired(in.Service, in.Pods, kubescenario.NodesOf(in.Nodes))
 	existing, err := conv.Existing(in.Existing)
 	if err != nil {
 		return Outcome{}, slicer.Plan{}, err

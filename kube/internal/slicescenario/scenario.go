@@ -2,147 +2,40 @@ package slicescenario
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/fairslice/fairslice/kube/internal/kubescenario"
 	corev1 "k8s.io/api/core/v1"
-	discovery "k8s.io/api/discovery/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 )
 
-var docSeparator = regexp.MustCompile(`(?m)^---[ \t]*$`)
-
-// ParseScenario reads Kubernetes YAML (or JSON) documents separated by
-// "---" lines: exactly one Service, any number of Pods and Nodes, and the
-// existing EndpointSlices. Unknown fields are errors. The objects are
-// defaulted as the API server would store them (see Default), and
-// apiVersion and kind are cleared, since objects from an informer carry
-// neither. Every problem is reported, naming the document.
-func ParseScenario(data []byte) (Input, error) {
-	var in Input
-	var errs []error
-	for i, doc := range docSeparator.Split(string(data), -1) {
-		if strings.TrimSpace(stripComments(doc)) == "" {
-			continue
-		}
-		var tm metav1.TypeMeta
-		if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
-			errs = append(errs, fmt.Errorf("document %d: %w", i+1, err))
-			continue
-		}
-		var meta metav1.ObjectMeta
-		_ = yaml.Unmarshal([]byte(doc), &struct {
-			Metadata *metav1.ObjectMeta `json:"metadata"`
-		}{&meta})
-		where := fmt.Sprintf("document %d", i+1)
-		if tm.Kind != "" {
-			where = fmt.Sprintf("%s (%s %q)", where, tm.Kind, meta.Name)
-		}
-		if err := checkQuantities([]byte(doc)); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", where, err))
-			continue
-		}
-		var err error
-		switch tm.Kind {
-		case "Service":
-			s := &corev1.Service{}
-			if err = yaml.UnmarshalStrict([]byte(doc), s); err == nil {
-				if in.Service != nil {
-					err = errors.New("a second Service (a scenario has exactly one)")
-				}
-				in.Service = s
-			}
-		case "Pod":
-			p := &corev1.Pod{}
-			if err = yaml.UnmarshalStrict([]byte(doc), p); err == nil {
-				in.Pods = append(in.Pods, p)
-			}
-		case "Node":
-			n := &corev1.Node{}
-			if err = yaml.UnmarshalStrict([]byte(doc), n); err == nil {
-				in.Nodes = append(in.Nodes, n)
-			}
-		case "EndpointSlice":
-			s := &discovery.EndpointSlice{}
-			if err = yaml.UnmarshalStrict([]byte(doc), s); err == nil {
-				in.Existing = append(in.Existing, s)
-			}
-		case "":
-			err = errors.New("kind: missing")
-		default:
-			err = fmt.Errorf("kind: %q is not Service, Pod, Node or EndpointSlice", tm.Kind)
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", where, err))
-		}
+// ReadInput reads the objects of a reconcile scenario (kubescenario.Read of a
+// Service, Pods, Nodes and the existing EndpointSlices) into an Input,
+// defaulted as the API server would store the objects (see Default).
+// Errors name each object's file and document.
+func ReadInput(objs []kubescenario.Object) (Input, error) {
+	sc, err := kubescenario.Read(objs, kubescenario.KindService, kubescenario.KindPod, kubescenario.KindNode, kubescenario.KindEndpointSlice)
+	if err != nil {
+		return Input{}, err
 	}
-	if in.Service == nil && len(errs) == 0 {
-		errs = append(errs, errors.New("no Service document"))
-	}
-	if len(errs) > 0 {
-		return Input{}, fmt.Errorf("scenario: %w", errors.Join(errs...))
-	}
+	in := Input{Service: sc.Service, Pods: sc.Pods, Nodes: sc.Nodes, Existing: sc.Slices}
 	Default(&in)
 	return in, nil
 }
 
-// checkQuantities names the field of a resource quantity that does not
-// parse (a Node's status.allocatable and status.capacity, a container's
-// resources), which strict decoding reports without the field.
-func checkQuantities(doc []byte) error {
-	type resources struct {
-		Requests map[string]string `json:"requests"`
-		Limits   map[string]string `json:"limits"`
+// ParseScenario is ReadInput of the objects of data, a scenario file
+// without a name (errors say "document N").
+func ParseScenario(data []byte) (Input, error) {
+	objs, err := kubescenario.Objects("", data)
+	if err != nil {
+		return Input{}, fmt.Errorf("scenario: %w", err)
 	}
-	var obj struct {
-		Status struct {
-			Allocatable map[string]string `json:"allocatable"`
-			Capacity    map[string]string `json:"capacity"`
-		} `json:"status"`
-		Spec struct {
-			Containers []struct {
-				Resources resources `json:"resources"`
-			} `json:"containers"`
-		} `json:"spec"`
-	}
-	if yaml.Unmarshal(doc, &obj) != nil {
-		return nil // strict decoding reports it
-	}
-	var errs []error
-	check := func(field string, m map[string]string) {
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			if _, err := resource.ParseQuantity(m[k]); err != nil {
-				errs = append(errs, fmt.Errorf("%s.%s: %q is not a quantity", field, k, m[k]))
-			}
-		}
-	}
-	check("status.allocatable", obj.Status.Allocatable)
-	check("status.capacity", obj.Status.Capacity)
-	for i, c := range obj.Spec.Containers {
-		check(fmt.Sprintf("spec.containers[%d].resources.requests", i), c.Resources.Requests)
-		check(fmt.Sprintf("spec.containers[%d].resources.limits", i), c.Resources.Limits)
-	}
-	return errors.Join(errs...)
-}
-
-func stripComments(doc string) string {
-	var b strings.Builder
-	for _, line := range strings.Split(doc, "\n") {
-		if !strings.HasPrefix(strings.TrimSpace(line), "#") {
-			b.WriteString(line)
-			b.WriteByte('\n')
-		}
-	}
-	return b.String()
+	return ReadInput(objs)
 }
 
 // Default applies the API server's defaults that matter here, in place:

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"time"
 
-	ktopo "github.com/fairslice/fairslice/kube/topology"
+	"github.com/fairslice/fairslice/kube/endpointslice/adapter"
+	"github.com/fairslice/fairslice/kube/internal/kubescenario"
 	"github.com/fairslice/fairslice/topology"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -28,7 +29,7 @@ import (
 
 // Run is a scenario reconciled by upstream.
 type Run struct {
-	Outcome ktopo.Outcome
+	Outcome kubescenario.Outcome
 	// Slices are the slices upstream created, converted to the core's type.
 	Slices []*topology.Slice
 	// API are the same slices as upstream wrote them.
@@ -42,7 +43,7 @@ type Run struct {
 // Reconcile reconciles sc's Service from no existing slices through
 // upstream's Reconciler with a TopologyCache and the PreferSame traffic
 // distributions enabled.
-func Reconcile(sc *ktopo.Scenario) (*Run, error) {
+func Reconcile(sc *kubescenario.Scenario) (*Run, error) {
 	client := fake.NewClientset()
 	n := 0
 	client.PrependReactor("create", "endpointslices", func(action k8stesting.Action) (bool, runtime.Object, error) {
@@ -85,13 +86,13 @@ func Reconcile(sc *ktopo.Scenario) (*Run, error) {
 		}
 		s := a.(interface{ GetObject() runtime.Object }).GetObject().(*discovery.EndpointSlice)
 		run.API = append(run.API, s)
-		run.Slices = append(run.Slices, ktopo.SliceFromAPI(s))
+		run.Slices = append(run.Slices, adapter.SliceFromAPI(s))
 	}
 	close(recorder.Events)
 	for ev := range recorder.Events {
 		run.Events = append(run.Events, ParseEvent(ev))
 	}
-	run.Outcome = ktopo.Summarize(run.Slices, run.Events)
+	run.Outcome = kubescenario.Summarize(run.Slices, run.Events)
 	return run, nil
 }
 

@@ -93,7 +93,7 @@ func readAuditLog(name string) (reqs []auditRequest, skipped int, problems []str
 		if ev.ImpersonatedUser != nil {
 			user, groups = ev.ImpersonatedUser.Username, ev.ImpersonatedUser.Groups
 		}
-		spec := requestSpec{User: user, Groups: groups, Verb: ev.Verb, Path: ev.RequestURI}
+		spec := requestSpec{Request: flowschema.Request{User: user, Groups: groups, Verb: ev.Verb, Path: ev.RequestURI}}
 		r, err := spec.request()
 		if err != nil {
 			skip("%v", err)

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/fairslice/fairslice/kube/internal/kubescenario"
+
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -87,7 +89,7 @@ func (r *clusterReader) list(path string, query url.Values) ([]object, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: %s: %s", u.Path, resp.Status, body)
 	}
-	return parseObjects("cluster "+path, body)
+	return kubescenario.Objects("cluster "+path, body)
 }
 
 // apfConfig reads the cluster's FlowSchemas and priority levels.

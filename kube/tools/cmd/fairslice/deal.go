@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -54,20 +53,7 @@ type dealResult struct {
 	Cards         []int   `json:"cards"`
 }
 
-// runDeal implements "fairslice deal".
-func runDeal(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("fairslice deal", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	deck := fs.Int("deck", defaultQueues, "number of queues, `N` cards in the deck")
-	hand := fs.Int("hand", defaultHandSize, "hand size: `N` queues dealt to each flow")
-	var hash hashFlag
-	fs.Var(&hash, "hash", "the flow's 64-bit `HASH`, decimal or 0x-hexadecimal")
-	flowSchema := fs.String("flow-schema", "", "FlowSchema `NAME`; the hash is computed from it as APF does")
-	distinguisher := fs.String("distinguisher", "", "flow distinguisher `D` (user name or namespace; default empty), with --flow-schema")
-	asJSON := fs.Bool("json", false, "print the result as JSON (the same as -o json)")
-	out := outputFlag(fs)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage:
+const dealUsage = `Usage:
   fairslice deal [--deck N] [--hand N] --hash HASH [-o text|json|yaml]
   fairslice deal [--deck N] [--hand N] --flow-schema NAME [--distinguisher D] [-o text|json|yaml]
 
@@ -88,21 +74,15 @@ Example:
   hash 0x00000000deadbeef deck 128 hand 8: [111 55 122 74 14 0 1 2]
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage // the flag package has already reported it
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+`
 
+// dealProblems checks deal's command line: no positional arguments, and
+// exactly one of --hash and --flow-schema, --distinguisher only with the
+// latter; set holds the flags given.
+func dealProblems(rest []string, set map[string]bool) []string {
 	var problems []string
-	if fs.NArg() > 0 {
-		problems = append(problems, fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	if len(rest) > 0 {
+		problems = append(problems, fmt.Sprintf("unexpected argument %q", rest[0]))
 	}
 	switch {
 	case set["hash"] && set["flow-schema"]:
@@ -113,7 +93,32 @@ Flags:
 	if set["distinguisher"] && !set["flow-schema"] {
 		problems = append(problems, "--distinguisher needs --flow-schema")
 	}
-	if len(problems) > 0 {
+	return problems
+}
+
+// runDeal implements "fairslice deal".
+func runDeal(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fairslice deal", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	deck := fs.Int("deck", defaultQueues, "number of queues, `N` cards in the deck")
+	hand := fs.Int("hand", defaultHandSize, "hand size: `N` queues dealt to each flow")
+	var hash hashFlag
+	fs.Var(&hash, "hash", "the flow's 64-bit `HASH`, decimal or 0x-hexadecimal")
+	flowSchema := fs.String("flow-schema", "", "FlowSchema `NAME`; the hash is computed from it as APF does")
+	distinguisher := fs.String("distinguisher", "", "flow distinguisher `D` (user name or namespace; default empty), with --flow-schema")
+	asJSON := fs.Bool("json", false, "print the result as JSON (the same as -o json)")
+	out := outputFlag(fs)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), dealUsage)
+		fs.PrintDefaults()
+	}
+	rest, stop, code := parseInterspersed(fs, args)
+	if stop {
+		return code
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if problems := dealProblems(rest, set); len(problems) > 0 {
 		fmt.Fprintf(stderr, "fairslice deal: %s\nRun 'fairslice deal --help' for usage.\n", strings.Join(problems, "; "))
 		return exitUsage
 	}

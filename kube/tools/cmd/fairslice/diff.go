@@ -107,23 +107,45 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		}
 		cfgs[i] = cfg
 	}
+	reqs, err := diffRequests(stderr, *requests, *auditLog, cfgs)
+	if err != nil {
+		return failure(stderr, "diff", err)
+	}
+	res := diffResult{Objects: objectChanges(cfgs[0], cfgs[1]), Requests: len(reqs), Changed: []requestChange{}}
+	if res.Limits, err = limitsChanges(cls, *server); err != nil {
+		return failure(stderr, "diff", err)
+	}
+	res.Changed = classificationChanges(cls, reqs)
+	if err := out.write(stdout, res, res.writeText); err != nil {
+		return failure(stderr, "diff", err)
+	}
+	if len(res.Objects)+len(res.Changed) > 0 || limitsDiffer(res.Limits) {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// diffRequests returns the requests diff classifies: those of the
+// requests file, or of the audit log (reporting the entries it skips), or
+// by default requests covering every rule of both configurations.
+func diffRequests(stderr io.Writer, requests, auditLog string, cfgs [2]*flowschema.Config) ([]flowschema.Request, error) {
 	var reqs []flowschema.Request
 	switch {
-	case *requests != "":
-		data, err := readInput(*requests)
+	case requests != "":
+		data, err := readInput(requests)
 		if err == nil {
-			reqs, err = parseRequests(inputName(*requests), data)
+			reqs, err = parseRequests(inputName(requests), data)
 		}
 		if err != nil {
-			return failure(stderr, "diff", err)
+			return nil, err
 		}
-	case *auditLog != "":
-		ars, _, problems, err := readAuditLog(*auditLog)
+	case auditLog != "":
+		ars, _, problems, err := readAuditLog(auditLog)
 		for _, p := range problems {
 			fmt.Fprintf(stderr, "fairslice diff: skipped %s\n", p)
 		}
 		if err != nil {
-			return failure(stderr, "diff", err)
+			return nil, err
 		}
 		for _, a := range ars {
 			reqs = append(reqs, a.Request)
@@ -131,11 +153,13 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	default:
 		reqs = append(coveringRequests(cfgs[0]), coveringRequests(cfgs[1])...)
 	}
-	res := diffResult{Objects: objectChanges(cfgs[0], cfgs[1]), Requests: len(reqs), Changed: []requestChange{}}
-	var err error
-	if res.Limits, err = limitsChanges(cls, *server); err != nil {
-		return failure(stderr, "diff", err)
-	}
+	return reqs, nil
+}
+
+// classificationChanges returns the requests, each once, that the two
+// classifiers classify differently.
+func classificationChanges(cls [2]*flowschema.Classifier, reqs []flowschema.Request) []requestChange {
+	changed := []requestChange{}
 	seen := map[string]bool{}
 	for i := range reqs {
 		o, n := classificationOf(cls[0].Classify(&reqs[i])), classificationOf(cls[1].Classify(&reqs[i]))
@@ -144,15 +168,9 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		seen[key] = true
-		res.Changed = append(res.Changed, requestChange{Request: reqs[i], Old: o, New: n})
+		changed = append(changed, requestChange{Request: reqs[i], Old: o, New: n})
 	}
-	if err := out.write(stdout, res, res.writeText); err != nil {
-		return failure(stderr, "diff", err)
-	}
-	if len(res.Objects)+len(res.Changed) > 0 || limitsDiffer(res.Limits) {
-		return exitFailure
-	}
-	return exitOK
+	return changed
 }
 
 // objectChanges compares the objects of two configurations by kind and

@@ -23,8 +23,10 @@ func refuseUpstream(stderr io.Writer, cmd string, upstream bool) bool {
 }
 
 // parseInterspersed parses fs's flags from args, allowing them before and
-// after the positional arguments, which it returns. It reports whether the
-// command should stop, and with which exit status (help, or a bad flag).
+// after the positional arguments, which it returns; after "--" every
+// argument is positional. It is how every command reads its command line.
+// It reports whether the command should stop, and with which exit status
+// (help, or a bad flag, which fs has already reported).
 func parseInterspersed(fs *flag.FlagSet, args []string) (positional []string, stop bool, code int) {
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -33,23 +35,14 @@ func parseInterspersed(fs *flag.FlagSet, args []string) (positional []string, st
 			}
 			return nil, true, exitUsage
 		}
-		args = fs.Args()
-		if len(args) == 0 {
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(positional, rest...), false, exitOK
+		}
+		if len(rest) == 0 {
 			return positional, false, exitOK
 		}
-		positional = append(positional, args[0])
-		args = args[1:]
+		positional = append(positional, rest[0])
+		args = rest[1:]
 	}
-}
-
-// valuedFlags names fs's flags that take a value (all but boolean ones),
-// for splitArgs.
-func valuedFlags(fs *flag.FlagSet) map[string]bool {
-	valued := map[string]bool{}
-	fs.VisitAll(func(f *flag.Flag) {
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
-			valued[f.Name] = true
-		}
-	})
-	return valued
 }

@@ -2,13 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
-	ktopo "github.com/fairslice/fairslice/kube/topology"
+	"github.com/fairslice/fairslice/kube/internal/kubescenario"
+
 	"github.com/fairslice/fairslice/topology"
 )
 
@@ -69,37 +68,16 @@ func scenarioName(files []string) string {
 	return files[0]
 }
 
-// splitArgs separates flags from positional arguments so that flags may
-// follow the file name; valued names the flags that take a separate value.
-func splitArgs(args []string, valued map[string]bool) (flags, files []string) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			return flags, append(files, args[i+1:]...)
-		}
-		if strings.HasPrefix(a, "-") && a != "-" {
-			flags = append(flags, a)
-			if valued[strings.TrimLeft(a, "-")] && i+1 < len(args) {
-				flags = append(flags, args[i+1])
-				i++
-			}
-			continue
-		}
-		files = append(files, a)
-	}
-	return flags, files
-}
-
 // loadScenario reads the scenario of hints and route: from files (or
 // "-") or the cluster, the Service, the Pods it selects and the Nodes.
-func loadScenario(cmd string, files []string, sf *serviceFlags, stderr io.Writer) (*ktopo.Scenario, int) {
+func loadScenario(cmd string, files []string, sf *serviceFlags, stderr io.Writer) (*kubescenario.Scenario, int) {
 	objs, err := sf.objects(stderr, cmd, files, "Node")
 	if err != nil {
 		return nil, fail(stderr, cmd, err)
 	}
-	sc, err := ktopo.ParseScenario(joinDocs(objs))
+	sc, err := kubescenario.ReadHints(objs)
 	if err != nil {
-		fmt.Fprintf(stderr, "fairslice %s: %v\n", cmd, sourceOf(err, objs))
+		fmt.Fprintf(stderr, "fairslice %s: %v\n", cmd, err)
 		return nil, exitFailure
 	}
 	if sf.noSelector != nil {
@@ -110,22 +88,22 @@ func loadScenario(cmd string, files []string, sf *serviceFlags, stderr io.Writer
 
 // reconcileScenario runs the scenario through fairslice or upstream and
 // returns the outcome and the final slices.
-func reconcileScenario(cmd string, sc *ktopo.Scenario, upstream bool, opts topology.Options, stderr io.Writer) (ktopo.Outcome, []*topology.Slice, int) {
+func reconcileScenario(cmd string, sc *kubescenario.Scenario, upstream bool, opts topology.Options, stderr io.Writer) (kubescenario.Outcome, []*topology.Slice, int) {
 	if upstream {
 		out, slices, rerr, err := upstreamHints(sc)
 		if err != nil {
 			fmt.Fprintf(stderr, "fairslice %s: upstream: %v\n", cmd, err)
-			return ktopo.Outcome{}, nil, exitFailure
+			return kubescenario.Outcome{}, nil, exitFailure
 		}
 		if rerr != nil {
 			fmt.Fprintf(stderr, "fairslice %s: upstream reconciler: %v\n", cmd, rerr)
 		}
 		return out, slices, exitOK
 	}
-	run, err := ktopo.RunScenario(sc, opts)
+	run, err := kubescenario.RunHints(sc, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "fairslice %s: %v\n", cmd, err)
-		return ktopo.Outcome{}, nil, exitFailure
+		return kubescenario.Outcome{}, nil, exitFailure
 	}
 	if run.Problems != nil {
 		fmt.Fprintf(stderr, "fairslice %s: pods left out of the endpoints:\n%v\n", cmd, run.Problems)
@@ -147,12 +125,9 @@ func runHints(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(fs.Output(), hintsUsage)
 		fs.PrintDefaults()
 	}
-	flags, files := splitArgs(args, valuedFlags(fs))
-	if err := fs.Parse(flags); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	files, stop, code := parseInterspersed(fs, args)
+	if stop {
+		return code
 	}
 	if *upstream && *minCross {
 		fmt.Fprintln(stderr, "fairslice hints: --upstream and --min-cross-zone exclude each other")

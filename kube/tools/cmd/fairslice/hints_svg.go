@@ -5,21 +5,19 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/fairslice/fairslice/kube/internal/kubescenario"
+
+	"github.com/fairslice/fairslice/kube/endpointslice/adapter"
 	"github.com/fairslice/fairslice/kube/tools/pictures"
-	ktopo "github.com/fairslice/fairslice/kube/topology"
 	"github.com/fairslice/fairslice/topology"
 )
 
 // drawHints writes the picture of sc's hints with upstream's allocator
 // (Kubernetes' own code if upstream) beside fairslice's min-cross-zone
 // one, each run through reconcileScenario as "fairslice hints" runs it.
-func (p pictureFlags) drawHints(name string, sc *ktopo.Scenario, upstream bool, stderr io.Writer) int {
+func (p pictureFlags) drawHints(name string, sc *kubescenario.Scenario, upstream bool, stderr io.Writer) int {
 	return p.write("hints", func() (*pictures.Figure, error) {
-		nodes, err := ktopo.NodesFromAPI(sc.Nodes)
-		if err != nil {
-			return nil, err
-		}
-		capacity := topology.NewCapacity(nodes)
+		capacity := adapter.CapacityFromAPI(sc.Nodes)
 		left := "upstream allocator"
 		if upstream {
 			left = "Kubernetes' code"

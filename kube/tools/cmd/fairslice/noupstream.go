@@ -5,8 +5,8 @@ package main
 import (
 	"github.com/fairslice/fairslice/fairqueue/scenario"
 	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/kube/internal/kubescenario"
 	"github.com/fairslice/fairslice/kube/internal/slicescenario"
-	ktopo "github.com/fairslice/fairslice/kube/topology"
 	"github.com/fairslice/fairslice/topology"
 )
 
@@ -21,8 +21,8 @@ func upstreamClassifier(*flowschema.Config, int) (func(*flowschema.Request) clas
 
 func upstreamQueueSet() scenario.Engine { return nil }
 
-func upstreamHints(*ktopo.Scenario) (ktopo.Outcome, []*topology.Slice, error, error) {
-	return ktopo.Outcome{}, nil, nil, errNoUpstream
+func upstreamHints(*kubescenario.Scenario) (kubescenario.Outcome, []*topology.Slice, error, error) {
+	return kubescenario.Outcome{}, nil, nil, errNoUpstream
 }
 
 func upstreamReconcile(slicescenario.Input) (slicescenario.Outcome, error) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -109,21 +108,7 @@ type oddsRow struct {
 	Probabilities []float64 `json:"probabilities"`
 }
 
-// runOdds implements "fairslice odds".
-func runOdds(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("fairslice odds", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var configs, queuesList, handList, elephantsList listFlag
-	fs.Var(&configs, "config", "configuration `QUEUESxHAND`, e.g. 64x8; repeatable, comma-separated lists allowed")
-	fs.Var(&queuesList, "queues", "queue counts (`N,...`); with --hand, every combination is a row")
-	fs.Var(&handList, "hand", "hand sizes (`N,...`); with --queues, every combination is a row")
-	fs.Var(&elephantsList, "elephants", "numbers of elephants, one column each (`N,...`; default 1,4,16)")
-	digits := fs.Int("digits", 4, "significant digits to print; 0 prints the shortest exact form")
-	asJSON := fs.Bool("json", false, "print the table as JSON (the same as -o json)")
-	out := outputFlag(fs)
-	pic := addPictureFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage:
+const oddsUsage = `Usage:
   fairslice odds [--config QUEUESxHAND]... [--queues N,... --hand N,...] [--elephants N,...] [-o text|json|yaml] [--svg FILE]
 
 Odds prints, for each shuffle-sharding configuration (rows) and number of
@@ -148,61 +133,48 @@ Examples:
   fairslice odds --queues 64,128 --hand 6,8
 
 Flags:
-`)
+`
+
+// oddsFlags are odds' flags.
+type oddsFlags struct {
+	configs, queues, hands, elephants listFlag
+	digits                            *int
+}
+
+func (f *oddsFlags) register(fs *flag.FlagSet) {
+	fs.Var(&f.configs, "config", "configuration `QUEUESxHAND`, e.g. 64x8; repeatable, comma-separated lists allowed")
+	fs.Var(&f.queues, "queues", "queue counts (`N,...`); with --hand, every combination is a row")
+	fs.Var(&f.hands, "hand", "hand sizes (`N,...`); with --queues, every combination is a row")
+	fs.Var(&f.elephants, "elephants", "numbers of elephants, one column each (`N,...`; default 1,4,16)")
+	f.digits = fs.Int("digits", 4, "significant digits to print; 0 prints the shortest exact form")
+}
+
+// runOdds implements "fairslice odds".
+func runOdds(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fairslice odds", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f oddsFlags
+	f.register(fs)
+	asJSON := fs.Bool("json", false, "print the table as JSON (the same as -o json)")
+	out := outputFlag(fs)
+	pic := addPictureFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), oddsUsage)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	rest, stop, code := parseInterspersed(fs, args)
+	if stop {
+		return code
 	}
-
 	var problems []string
-	if fs.NArg() > 0 {
-		problems = append(problems, fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	if len(rest) > 0 {
+		problems = append(problems, fmt.Sprintf("unexpected argument %q", rest[0]))
 	}
-	var rows []oddsConfig
-	for _, s := range configs {
-		c, err := parseConfig(s)
-		if err != nil {
-			problems = append(problems, err.Error())
-			continue
-		}
-		rows = append(rows, c)
-	}
-	queues, p1 := queuesList.ints("queues")
-	hands, p2 := handList.ints("hand")
-	problems = append(append(problems, p1...), p2...)
-	if (len(queuesList) > 0) != (len(handList) > 0) {
-		problems = append(problems, "--queues and --hand must be given together")
-	}
-	for _, q := range queues {
-		for _, h := range hands {
-			rows = append(rows, oddsConfig{Queues: q, Hand: h})
-		}
-	}
-	if len(configs) == 0 && len(queuesList) == 0 && len(handList) == 0 {
-		rows = docsConfigs
-	}
-	for _, c := range rows {
-		if err := c.validate(); err != nil {
-			problems = append(problems, fmt.Sprintf("configuration %dx%d: %v", c.Queues, c.Hand, err))
-		}
-	}
-	elephants := docsElephants
-	if len(elephantsList) > 0 {
-		var p []string
-		elephants, p = elephantsList.ints("elephants")
-		problems = append(problems, p...)
-		for _, e := range elephants {
-			if e < 0 {
-				problems = append(problems, fmt.Sprintf("--elephants: %d is negative", e))
-			}
-		}
-	}
-	if *digits < 0 || *digits > 17 {
-		problems = append(problems, fmt.Sprintf("--digits: %d out of range [0, 17]", *digits))
+	rows, p := f.rows()
+	elephants, pe := f.elephantCounts()
+	problems = append(append(problems, p...), pe...)
+	if *f.digits < 0 || *f.digits > 17 {
+		problems = append(problems, fmt.Sprintf("--digits: %d out of range [0, 17]", *f.digits))
 	}
 	if len(problems) > 0 {
 		for _, p := range problems {
@@ -211,7 +183,72 @@ Flags:
 		fmt.Fprintln(stderr, "Run 'fairslice odds --help' for usage.")
 		return exitUsage
 	}
+	table := oddsTable(rows, elephants)
+	if *asJSON {
+		*out = outputJSON
+	}
+	text := func(w io.Writer) error {
+		writeOddsTable(w, table, elephants, *f.digits)
+		return nil
+	}
+	if err := out.write(stdout, table, text); err != nil {
+		fmt.Fprintf(stderr, "fairslice odds: %v\n", err)
+		return exitFailure
+	}
+	return pic.drawOdds(table, stderr)
+}
 
+// rows returns the configurations the flags ask for (the documentation's
+// table without --config, --queues or --hand), and the problems found.
+func (f *oddsFlags) rows() ([]oddsConfig, []string) {
+	var problems []string
+	var rows []oddsConfig
+	for _, s := range f.configs {
+		c, err := parseConfig(s)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		rows = append(rows, c)
+	}
+	queues, p1 := f.queues.ints("queues")
+	hands, p2 := f.hands.ints("hand")
+	problems = append(append(problems, p1...), p2...)
+	if (len(f.queues) > 0) != (len(f.hands) > 0) {
+		problems = append(problems, "--queues and --hand must be given together")
+	}
+	for _, q := range queues {
+		for _, h := range hands {
+			rows = append(rows, oddsConfig{Queues: q, Hand: h})
+		}
+	}
+	if len(f.configs) == 0 && len(f.queues) == 0 && len(f.hands) == 0 {
+		rows = docsConfigs
+	}
+	for _, c := range rows {
+		if err := c.validate(); err != nil {
+			problems = append(problems, fmt.Sprintf("configuration %dx%d: %v", c.Queues, c.Hand, err))
+		}
+	}
+	return rows, problems
+}
+
+// elephantCounts returns the columns: --elephants, or the documentation's.
+func (f *oddsFlags) elephantCounts() ([]int, []string) {
+	if len(f.elephants) == 0 {
+		return docsElephants, nil
+	}
+	elephants, problems := f.elephants.ints("elephants")
+	for _, e := range elephants {
+		if e < 0 {
+			problems = append(problems, fmt.Sprintf("--elephants: %d is negative", e))
+		}
+	}
+	return elephants, problems
+}
+
+// oddsTable computes the rows of the table.
+func oddsTable(rows []oddsConfig, elephants []int) []oddsRow {
 	table := make([]oddsRow, len(rows))
 	for i, c := range rows {
 		bits := shufflesharding.RequiredEntropyBits(c.Queues, c.Hand)
@@ -221,19 +258,7 @@ Flags:
 			table[i].Probabilities = append(table[i].Probabilities, shufflesharding.SquishProbability(c.Queues, c.Hand, e))
 		}
 	}
-
-	if *asJSON {
-		*out = outputJSON
-	}
-	text := func(w io.Writer) error {
-		writeOddsTable(w, table, elephants, *digits)
-		return nil
-	}
-	if err := out.write(stdout, table, text); err != nil {
-		fmt.Fprintf(stderr, "fairslice odds: %v\n", err)
-		return exitFailure
-	}
-	return pic.drawOdds(table, stderr)
+	return table
 }
 
 func writeOddsTable(w io.Writer, table []oddsRow, elephants []int, digits int) {

@@ -89,9 +89,9 @@ func runReconcile(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "reconcile", err)
 	}
-	in, err := slicescenario.ParseScenario(joinDocs(objs))
+	in, err := slicescenario.ReadInput(objs)
 	if err != nil {
-		fmt.Fprintf(stderr, "fairslice reconcile: %v\n", sourceOf(err, objs))
+		fmt.Fprintf(stderr, "fairslice reconcile: %v\n", err)
 		return exitFailure
 	}
 	if sf.noSelector != nil {

@@ -18,16 +18,11 @@ import (
 // kube-apiserver's RequestInfo would parse it) or the RequestInfo fields
 // themselves, or both, which must then agree.
 type requestSpec struct {
-	User            string   `json:"user"`
-	Groups          []string `json:"groups"`
-	Verb            string   `json:"verb"`
-	APIGroup        string   `json:"apiGroup"`
-	Resource        string   `json:"resource"`
-	Subresource     string   `json:"subresource"`
-	Namespace       string   `json:"namespace"`
-	Name            string   `json:"name"`
-	Path            string   `json:"path"`
-	ResourceRequest *bool    `json:"resourceRequest"`
+	flowschema.Request
+	// ResourceRequest shadows the Request's field (and takes its JSON
+	// name): nil when the input does not say, so that what it says can be
+	// checked against the path or the resource.
+	ResourceRequest *bool `json:"resourceRequest"`
 }
 
 // verbMethods are the HTTP methods of the Kubernetes resource verbs.
@@ -41,8 +36,8 @@ var verbMethods = map[string]string{
 // with apf.ParseRequestInfo; a field that contradicts it, or a resource
 // request marked as non-resource, is an error naming the field.
 func (s *requestSpec) request() (flowschema.Request, error) {
-	r := flowschema.Request{User: s.User, Groups: s.Groups, Verb: s.Verb, APIGroup: s.APIGroup, Resource: s.Resource,
-		Subresource: s.Subresource, Namespace: s.Namespace, Name: s.Name, Path: s.Path}
+	r := s.Request
+	r.ResourceRequest = false
 	switch {
 	case s.User == "":
 		return r, errors.New("user: missing")

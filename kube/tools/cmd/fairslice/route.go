@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -56,12 +55,9 @@ func runRoute(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(fs.Output(), routeUsage)
 		fs.PrintDefaults()
 	}
-	flags, files := splitArgs(args, valuedFlags(fs))
-	if err := fs.Parse(flags); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	files, stop, code := parseInterspersed(fs, args)
+	if stop {
+		return code
 	}
 	if *node == "" {
 		fmt.Fprintln(stderr, "fairslice route: --node is required\nRun 'fairslice route --help' for usage.")
@@ -74,12 +70,7 @@ func runRoute(args []string, stdout, stderr io.Writer) int {
 	if sc == nil {
 		return code
 	}
-	var n *corev1.Node
-	for _, x := range sc.Nodes {
-		if x.Name == *node {
-			n = x
-		}
-	}
+	n := findNode(sc.Nodes, *node)
 	if n == nil {
 		fmt.Fprintf(stderr, "fairslice route: node %q is not in the input\n", *node)
 		return exitFailure
@@ -92,11 +83,32 @@ func runRoute(args []string, stdout, stderr io.Writer) int {
 	if code != exitOK {
 		return code
 	}
+	res, text := routeOf(sc.Service, n, slices)
+	if err := out.write(stdout, res, text); err != nil {
+		return failure(stderr, "route", err)
+	}
+	return exitOK
+}
+
+// findNode returns the node called name, or nil.
+func findNode(nodes []*corev1.Node, name string) *corev1.Node {
+	var n *corev1.Node
+	for _, x := range nodes {
+		if x.Name == name {
+			n = x
+		}
+	}
+	return n
+}
+
+// routeOf selects the endpoints of the Service's final slices that
+// node n's kube-proxy uses, and returns the -o json result and the text
+// writer.
+func routeOf(svc *corev1.Service, n *corev1.Node, slices []*topology.Slice) (routeResult, func(io.Writer) error) {
 	var eps []topology.Endpoint
 	for _, s := range slices {
 		eps = append(eps, s.Endpoints...)
 	}
-	svc := sc.Service
 	policy := topology.TrafficPolicy{
 		InternalLocal: svc.Spec.InternalTrafficPolicy != nil && *svc.Spec.InternalTrafficPolicy == corev1.ServiceInternalTrafficPolicyLocal,
 		ExternalLocal: svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal,
@@ -108,11 +120,16 @@ func runRoute(args []string, stdout, stderr io.Writer) int {
 	if mode == "" {
 		mode = "none"
 	}
-	res := routeResult{Node: n.Name, Zone: zone, Mode: string(mode), Why: sel.Why,
+	res := routeResult{Node: n.Name, Zone: zone, Mode: mode, Why: sel.Why,
 		ClusterTerminating: sel.ClusterTerminating, LocalTerminating: sel.LocalTerminating,
 		Cluster: routeEndpoints(eps, sel.Cluster), Local: routeEndpoints(eps, sel.Local)}
-	text := func(w io.Writer) error {
-		fmt.Fprintf(w, "node %s (zone %s): mode %s: %s\n", n.Name, orDash(zone), mode, sel.Why)
+	return res, routeText(n.Name, zone, mode, sel, eps)
+}
+
+// routeText writes the selection sel of eps as route's text output.
+func routeText(node, zone, mode string, sel topology.Selection, eps []topology.Endpoint) func(io.Writer) error {
+	return func(w io.Writer) error {
+		fmt.Fprintf(w, "node %s (zone %s): mode %s: %s\n", node, orDash(zone), mode, sel.Why)
 		if sel.ClusterTerminating {
 			fmt.Fprintln(w, "cluster endpoints fall back to serving-and-terminating endpoints: none is ready")
 		}
@@ -133,10 +150,6 @@ func runRoute(args []string, stdout, stderr io.Writer) int {
 		}
 		return nil
 	}
-	if err := out.write(stdout, res, text); err != nil {
-		return failure(stderr, "route", err)
-	}
-	return exitOK
 }
 
 // routeResult is the -o json shape of route.

@@ -168,19 +168,9 @@ func runSimulate(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	name := inputName(files[0])
-	data, err := readInput(files[0])
-	if err != nil {
-		fmt.Fprintf(stderr, "fairslice simulate: %v\n", err)
-		return exitFailure
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		fmt.Fprintf(stderr, "fairslice simulate: %s: no scenario (the input is empty)\n", name)
-		return exitFailure
-	}
-	s, err := scenario.Parse(bytes.NewReader(data))
-	if err != nil {
-		fmt.Fprintf(stderr, "fairslice simulate: %s:\n%v\n", name, err)
-		return exitFailure
+	s, code := loadSimulation(files[0], stderr)
+	if s == nil {
+		return code
 	}
 	var engine scenario.Engine = scenario.NewEngine()
 	if *upstream {
@@ -191,29 +181,55 @@ func runSimulate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fairslice simulate: %s: %v\n", name, err)
 		return exitFailure
 	}
-	if *out != outputText {
-		sum := scenario.Summarize(s, results)
-		if err := out.write(stdout, simulateResultOf(results, sum), nil); err != nil {
-			fmt.Fprintf(stderr, "fairslice simulate: %v\n", err)
-			return exitFailure
-		}
-		return pic.draw(name, s, *upstream, results, stderr)
+	if code := writeSimulation(stdout, stderr, *out, s, results, *summary, *upstream); code != exitOK {
+		return code
 	}
-	if err := scenario.WriteResults(stdout, results); err != nil {
+	return pic.draw(name, s, *upstream, results, stderr)
+}
+
+// loadSimulation reads and parses the scenario file of simulate.
+func loadSimulation(file string, stderr io.Writer) (*scenario.Scenario, int) {
+	name := inputName(file)
+	data, err := readInput(file)
+	if err != nil {
 		fmt.Fprintf(stderr, "fairslice simulate: %v\n", err)
-		return exitFailure
+		return nil, exitFailure
 	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		fmt.Fprintf(stderr, "fairslice simulate: %s: no scenario (the input is empty)\n", name)
+		return nil, exitFailure
+	}
+	s, err := scenario.Parse(bytes.NewReader(data))
+	if err != nil {
+		fmt.Fprintf(stderr, "fairslice simulate: %s:\n%v\n", name, err)
+		return nil, exitFailure
+	}
+	return s, exitOK
+}
+
+// writeSimulation prints the results: with -o json or yaml the results and
+// the summary as one document; as text the results, then the per-flow
+// summary on stdout with --summary, on stderr without --upstream.
+func writeSimulation(stdout, stderr io.Writer, out outputFormat, s *scenario.Scenario, results []scenario.Result, summary, upstream bool) int {
+	var err error
 	switch {
-	case *summary:
-		err = scenario.Summarize(s, results).WriteText(stdout)
-	case !*upstream:
-		err = scenario.Summarize(s, results).WriteText(stderr)
+	case out != outputText:
+		err = out.write(stdout, simulateResultOf(results, scenario.Summarize(s, results)), nil)
+	default:
+		err = scenario.WriteResults(stdout, results)
+		switch {
+		case err != nil:
+		case summary:
+			err = scenario.Summarize(s, results).WriteText(stdout)
+		case !upstream:
+			err = scenario.Summarize(s, results).WriteText(stderr)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "fairslice simulate: %v\n", err)
 		return exitFailure
 	}
-	return pic.draw(name, s, *upstream, results, stderr)
+	return exitOK
 }
 
 // runEngine runs s through e, turning a panic into an error: upstream's

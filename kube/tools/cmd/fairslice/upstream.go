@@ -8,12 +8,12 @@ import (
 
 	"github.com/fairslice/fairslice/fairqueue/scenario"
 	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/kube/internal/kubescenario"
 	"github.com/fairslice/fairslice/kube/internal/slicescenario"
 	"github.com/fairslice/fairslice/kube/internal/upstream/slicerun"
 	"github.com/fairslice/fairslice/kube/internal/upstream/upstreamfs"
 	"github.com/fairslice/fairslice/kube/internal/upstream/upstreamqs"
 	"github.com/fairslice/fairslice/kube/internal/upstream/upstreamtopo"
-	ktopo "github.com/fairslice/fairslice/kube/topology"
 	"github.com/fairslice/fairslice/topology"
 )
 
@@ -42,10 +42,10 @@ func upstreamQueueSet() scenario.Engine { return upstreamqs.New() }
 // upstreamHints reconciles sc through upstream's reconciler and topology
 // cache; reconcileErr is the reconciler's own error (it still writes what
 // it can).
-func upstreamHints(sc *ktopo.Scenario) (out ktopo.Outcome, slices []*topology.Slice, reconcileErr, err error) {
+func upstreamHints(sc *kubescenario.Scenario) (out kubescenario.Outcome, slices []*topology.Slice, reconcileErr, err error) {
 	run, err := upstreamtopo.Reconcile(sc)
 	if err != nil {
-		return ktopo.Outcome{}, nil, nil, err
+		return kubescenario.Outcome{}, nil, nil, err
 	}
 	return run.Outcome, run.Slices, run.Err, nil
 }

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	ktopo "github.com/fairslice/fairslice/kube/topology"
+	"github.com/fairslice/fairslice/kube/endpointslice/adapter"
+	"github.com/fairslice/fairslice/kube/internal/kubescenario"
 	"github.com/fairslice/fairslice/topology"
 	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
@@ -103,7 +104,7 @@ func observe(create, update, unchanged []*topology.Slice, events []topology.Even
 		o.Events = append(o.Events, e.Type+" "+e.Reason+" "+e.Message)
 	}
 	all := slices.Concat(create, update, unchanged)
-	o.HintsByZone = ktopo.Summarize(all, nil).HintsByZone
+	o.HintsByZone = kubescenario.Summarize(all, nil).HintsByZone
 	o.Created, o.Updated, o.Unchanged = render(create, true), render(update, true), render(unchanged, false)
 	o.Received = map[string]int{}
 	for _, s := range slices.Concat(create, update) {
@@ -119,7 +120,7 @@ func observe(create, update, unchanged []*topology.Slice, events []topology.Even
 func fromAPI(list []*discovery.EndpointSlice) []*topology.Slice {
 	out := make([]*topology.Slice, len(list))
 	for i, s := range list {
-		out[i] = ktopo.SliceFromAPI(s)
+		out[i] = adapter.SliceFromAPI(s)
 	}
 	return out
 }
@@ -145,10 +146,7 @@ func runUpstream(c *addHintsCase) observation {
 // runOurs runs fairslice's NewCapacity and AddHints on a copy of c.
 func runOurs(c *addHintsCase) (observation, error) {
 	c = c.clone()
-	nodes, err := ktopo.NodesFromAPI(c.Nodes)
-	if err != nil {
-		return observation{}, err
-	}
+	nodes := adapter.NodesFromAPI(c.Nodes)
 	si := &topology.SliceInfo{AddressType: "IPv4", ToCreate: fromAPI(c.ToCreate), ToUpdate: fromAPI(c.ToUpdate), Unchanged: fromAPI(c.Unchanged)}
 	r := topology.AddHints(topology.NewCapacity(nodes), si, topology.Options{HadHints: c.HadHints})
 	return observe(si.ToCreate, si.ToUpdate, si.Unchanged, r.Events), nil

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	ktopo "github.com/fairslice/fairslice/kube/topology"
+	"github.com/fairslice/fairslice/kube/endpointslice/adapter"
 	"github.com/fairslice/fairslice/slicer"
 	"github.com/fairslice/fairslice/topology"
 	"github.com/go-logr/logr"
@@ -27,10 +27,7 @@ func optionClusters(n int) []optionCluster {
 	var out []optionCluster
 	for len(out) < n {
 		c := randomAddHintsCase(rng)
-		nodes, err := ktopo.NodesFromAPI(c.Nodes)
-		if err != nil {
-			panic(err)
-		}
+		nodes := adapter.NodesFromAPI(c.Nodes)
 		capacity := topology.NewCapacity(nodes)
 		if !capacity.Sufficient() {
 			continue

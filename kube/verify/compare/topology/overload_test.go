@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	ktopo "github.com/fairslice/fairslice/kube/topology"
+	"github.com/fairslice/fairslice/kube/endpointslice/adapter"
 	"github.com/fairslice/fairslice/topology"
 	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
@@ -75,14 +75,8 @@ func TestDifferentialOverloaded(t *testing.T) {
 		c := randomAddHintsCase(rng)
 		after := perturbNodes(rng, c.Nodes)
 
-		nodes, err := ktopo.NodesFromAPI(c.Nodes)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodesAfter, err := ktopo.NodesFromAPI(after)
-		if err != nil {
-			t.Fatal(err)
-		}
+		nodes := adapter.NodesFromAPI(c.Nodes)
+		nodesAfter := adapter.NodesFromAPI(after)
 		cc := c.clone()
 		si := &topology.SliceInfo{AddressType: "IPv4", ToCreate: fromAPI(cc.ToCreate), ToUpdate: fromAPI(cc.ToUpdate), Unchanged: fromAPI(cc.Unchanged)}
 		r := topology.AddHints(topology.NewCapacity(nodes), si, topology.Options{HadHints: c.HadHints})

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	ktopo "github.com/fairslice/fairslice/kube/topology"
+	"github.com/fairslice/fairslice/kube/endpointslice/adapter"
 	"github.com/fairslice/fairslice/topology"
 	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
@@ -144,7 +144,7 @@ func runOursProxy(c *proxyCase) (proxyObservation, topology.Selection, error) {
 	var eps []topology.Endpoint
 	for _, s := range c.Slices {
 		for i := range s.Endpoints {
-			eps = append(eps, ktopo.EndpointFromAPI(&s.Endpoints[i]))
+			eps = append(eps, adapter.EndpointFromAPI(&s.Endpoints[i]))
 		}
 	}
 	sel := topology.SelectEndpoints(eps, p, c.NodeName, c.NodeLabels[corev1.LabelTopologyZone])

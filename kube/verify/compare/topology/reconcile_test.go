@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fairslice/fairslice/kube/internal/kubescenario"
 	"github.com/fairslice/fairslice/kube/internal/upstream/upstreamtopo"
-	ktopo "github.com/fairslice/fairslice/kube/topology"
 	"github.com/fairslice/fairslice/topology"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -19,7 +19,7 @@ import (
 
 // randomScenario draws a Service (Auto annotation, a trafficDistribution,
 // both or neither), nodes, and pods spread over the nodes' zones.
-func randomScenario(rng *rand.Rand) *ktopo.Scenario {
+func randomScenario(rng *rand.Rand) *kubescenario.Scenario {
 	nodes, zones := randomNodes(rng)
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "svc-uid", Annotations: map[string]string{}},
@@ -44,7 +44,7 @@ func randomScenario(rng *rand.Rand) *ktopo.Scenario {
 		z := n.Labels[corev1.LabelTopologyZone]
 		byZone[z] = append(byZone[z], n.Name)
 	}
-	sc := &ktopo.Scenario{Service: svc, Nodes: nodes}
+	sc := &kubescenario.Scenario{Service: svc, Nodes: nodes}
 	for i, e := range randomEndpoints(rng, zones) {
 		zone := ""
 		if e.Zone != nil {
@@ -73,7 +73,7 @@ func randomScenario(rng *rand.Rand) *ktopo.Scenario {
 }
 
 // scenarioYAML writes sc as the documents "fairslice hints" reads.
-func scenarioYAML(sc *ktopo.Scenario) ([]byte, error) {
+func scenarioYAML(sc *kubescenario.Scenario) ([]byte, error) {
 	var docs []string
 	add := func(kind string, obj any) error {
 		b, err := yaml.Marshal(obj)
@@ -118,15 +118,15 @@ func TestDifferentialReconcile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		parsed, err := ktopo.ParseScenario(text)
+		parsed, err := kubescenario.ParseHints(text)
 		if err != nil {
 			t.Fatalf("cluster %d: the scenario does not parse back: %v\n%s", i, err, text)
 		}
-		ours, err := ktopo.RunScenario(parsed, topology.Options{})
+		ours, err := kubescenario.RunHints(parsed, topology.Options{})
 		if err != nil {
 			t.Fatalf("cluster %d: fairslice: %v", i, err)
 		}
-		var first ktopo.Outcome
+		var first kubescenario.Outcome
 		matched := false
 		for k := range 1 + *diffRetries/8 {
 			up, err := upstreamtopo.Reconcile(parsed)

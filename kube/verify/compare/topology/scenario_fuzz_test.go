@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fairslice/fairslice/kube/internal/kubescenario"
 	"github.com/fairslice/fairslice/kube/internal/upstream/upstreamtopo"
-	ktopo "github.com/fairslice/fairslice/kube/topology"
 	"github.com/fairslice/fairslice/topology"
 )
 
@@ -27,15 +27,15 @@ func FuzzScenario(f *testing.F) {
 	f.Add([]byte("kind: Service\nmetadata: {name: s}\n---\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: 1x}}\n"))
 	f.Add([]byte("kind: Pod\nmetadata:\n  name: p\n---\n: :\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		sc, err := ktopo.ParseScenario(data)
+		sc, err := kubescenario.ParseHints(data)
 		if err != nil {
 			return
 		}
-		run, err := ktopo.RunScenario(sc, topology.Options{})
+		run, err := kubescenario.RunHints(sc, topology.Options{})
 		if err != nil {
 			return // reported as an error to the user (for example a bad pod IP)
 		}
-		if _, err := ktopo.RunScenario(sc, topology.Options{Allocator: topology.AllocatorMinCrossZone}); err != nil {
+		if _, err := kubescenario.RunHints(sc, topology.Options{Allocator: topology.AllocatorMinCrossZone}); err != nil {
 			t.Fatalf("min-cross fails where upstream's allocator does not: %v", err)
 		}
 		if len(sc.Pods)+len(sc.Nodes) > 50 {

@@ -1,14 +1,66 @@
-package topology
+package kubescenario
 
 import (
+	"errors"
+	"fmt"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/fairslice/fairslice/kube/endpointslice/adapter"
 	"github.com/fairslice/fairslice/slicer"
 	"github.com/fairslice/fairslice/topology"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
+
+// ReadHints reads the scenario of the hints and route commands: Read of
+// a Service, Nodes and Pods, then two pods with one IP are an error, the
+// Service's namespace defaults to "default" and the pods' to the
+// Service's.
+func ReadHints(objs []Object) (*Scenario, error) {
+	sc, err := Read(objs, KindService, KindNode, KindPod)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPodIPs(sc.Pods); err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	if sc.Service.Namespace == "" {
+		sc.Service.Namespace = "default"
+	}
+	for _, p := range sc.Pods {
+		if p.Namespace == "" {
+			p.Namespace = sc.Service.Namespace
+		}
+	}
+	return sc, nil
+}
+
+// ParseHints is ReadHints of the objects of data, an input without a
+// name.
+func ParseHints(data []byte) (*Scenario, error) {
+	objs, err := Objects("", data)
+	if err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	return ReadHints(objs)
+}
+
+// checkPodIPs rejects two pods with the same IP: the scenario would publish
+// one address twice.
+func checkPodIPs(pods []*corev1.Pod) error {
+	seen := map[string]string{}
+	var errs []error
+	for _, p := range pods {
+		for i, ip := range p.Status.PodIPs {
+			if other, ok := seen[ip.IP]; ok && other != p.Name {
+				errs = append(errs, fmt.Errorf("pod %q: status.podIPs[%d]: %s is also the IP of pod %q", p.Name, i, ip.IP, other))
+				continue
+			}
+			seen[ip.IP] = p.Name
+		}
+	}
+	return errors.Join(errs...)
+}
 
 // Outcome is what fairslice hints prints for a Service.
 type Outcome struct {
@@ -57,7 +109,7 @@ func Summarize(slices []*topology.Slice, events []topology.Event) Outcome {
 	return o
 }
 
-// Run is a scenario reconciled by fairslice.
+// Run is a hints scenario reconciled by fairslice.
 type Run struct {
 	Outcome Outcome
 	// Slices are the Service's slices after the sync (creates, updates and
@@ -66,38 +118,21 @@ type Run struct {
 	// Events are the topology events of the sync.
 	Events []topology.Event
 	// Problems reports pods left out of the endpoints (a missing node, an
-	// unparsable IP), as kube/adapter.Converter.Desired reports them;
-	// nil if none.
+	// unparsable IP), as adapter.Converter.Desired reports them; nil if
+	// none.
 	Problems error
 	// Capacity is the zone capacity from the scenario's nodes.
 	Capacity topology.Capacity
 }
 
-// nodeGetter looks the scenario's nodes up by name.
-type nodeGetter map[string]*corev1.Node
-
-func (g nodeGetter) Get(name string) (*corev1.Node, error) {
-	if n, ok := g[name]; ok {
-		return n, nil
-	}
-	return nil, apierrors.NewNotFound(corev1.Resource("node"), name)
-}
-
-// RunScenario reconciles sc's Service from no existing slices, as
+// RunHints reconciles sc's Service from no existing slices, as
 // kube-controller-manager v1.37 would with the PreferSame traffic
-// distributions enabled: pods to endpoints (kube/endpointslice), the
-// slicer's plan, then topology.HintPlan with opts.
-func RunScenario(sc *Scenario, opts topology.Options) (*Run, error) {
-	nodes, err := NodesFromAPI(sc.Nodes)
-	if err != nil {
-		return nil, err
-	}
-	getter := nodeGetter{}
-	for _, n := range sc.Nodes {
-		getter[n.Name] = n
-	}
+// distributions enabled, through the same conversions as
+// kube/endpointslice's controller: pods to endpoints and nodes to capacity
+// (package adapter), the slicer's plan, then topology.HintPlan with opts.
+func RunHints(sc *Scenario, opts topology.Options) (*Run, error) {
 	var conv adapter.Converter
-	groups, problems := conv.Desired(sc.Service, sc.Pods, getter)
+	groups, problems := conv.Desired(sc.Service, sc.Pods, NodesOf(sc.Nodes))
 	if groups == nil && problems != nil {
 		return nil, problems
 	}
@@ -110,8 +145,9 @@ func RunScenario(sc *Scenario, opts topology.Options) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{Capacity: topology.NewCapacity(nodes), Problems: problems}
-	results, _ := topology.HintPlan(run.Capacity, &plan, svc.TriggerTime, PolicyForService(sc.Service, true), opts)
+	run := &Run{Capacity: adapter.CapacityFromAPI(sc.Nodes), Problems: problems}
+	policy, _ := adapter.PolicyForService(sc.Service)
+	results, _ := topology.HintPlan(run.Capacity, &plan, svc.TriggerTime, policy, opts)
 	for _, r := range results {
 		run.Events = append(run.Events, r.Events...)
 	}

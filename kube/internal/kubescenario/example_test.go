@@ -1,28 +1,28 @@
-package topology_test
+package kubescenario_test
 
 import (
 	"encoding/json"
 	"fmt"
 	"os"
 
-	ktopo "github.com/fairslice/fairslice/kube/topology"
+	"github.com/fairslice/fairslice/kube/internal/kubescenario"
 	"github.com/fairslice/fairslice/topology"
 )
 
 // Reconcile the scenario of "fairslice hints": 12 pods over three equal
 // zones (6, 4, 2), Auto hints.
-func ExampleRunScenario() {
-	data, err := os.ReadFile("../tools/cmd/fairslice/testdata/hints-twelve.yaml")
+func ExampleRunHints() {
+	data, err := os.ReadFile("../../tools/cmd/fairslice/testdata/hints-twelve.yaml")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	sc, err := ktopo.ParseScenario(data)
+	sc, err := kubescenario.ParseHints(data)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	run, err := ktopo.RunScenario(sc, topology.Options{})
+	run, err := kubescenario.RunHints(sc, topology.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
