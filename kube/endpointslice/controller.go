@@ -23,7 +23,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 
 	"github.com/fairslice/fairslice/slicer"
 	"github.com/fairslice/fairslice/topology"
@@ -308,32 +307,13 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 }
 
 func (c *Controller) serviceWorker(ctx context.Context) {
-	for {
-		key, quit := c.queue.Get()
-		if quit {
-			return
-		}
-		err := c.SyncService(ctx, key)
-		c.handleErr(ctx, key, err)
-		c.queue.Done(key)
-	}
+	work(ctx, c.queue, func(ctx context.Context, key string) { c.handleErr(ctx, key, c.SyncService(ctx, key)) })
 }
 
+// handleErr counts a sync's result and retries or drops a failed key.
 func (c *Controller) handleErr(ctx context.Context, key string, err error) {
 	c.metrics.syncResult(err)
-	if err == nil {
-		c.queue.Forget(key)
-		return
-	}
-	logger := klog.FromContext(ctx)
-	if c.queue.NumRequeues(key) < maxRetries {
-		logger.Info("Error syncing endpoint slices for service, retrying", "key", key, "err", err)
-		c.queue.AddRateLimited(key)
-		return
-	}
-	logger.Info("Retry budget exceeded, dropping service out of the queue", "key", key, "err", err)
-	c.queue.Forget(key)
-	utilruntime.HandleErrorWithContext(ctx, err, "Dropping service out of the queue", "key", key)
+	retryOrDrop(ctx, c.queue, key, err, "Error syncing endpoint slices for service, retrying", "service")
 }
 
 // SyncService brings the EndpointSlices of the Service with this key
@@ -377,8 +357,8 @@ func (c *Controller) SyncService(ctx context.Context, key string) error {
 		return err
 	}
 	existing = withoutDeleting(existing)
-	if c.tracker.stale(nn, existing) {
-		return fmt.Errorf("service %s: %w", key, ErrStaleInformer)
+	if err := c.fresh("service", nn, existing); err != nil {
+		return err
 	}
 	// Computed on every sync, no-op or not, so that the tracker moves on.
 	trigger := c.triggers.compute(svc, pods)

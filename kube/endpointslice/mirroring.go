@@ -25,9 +25,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 
 	"github.com/fairslice/fairslice/slicer"
+	"github.com/fairslice/fairslice/topology"
 )
 
 // MirroringControllerName is the managed-by label value of mirrored
@@ -102,20 +102,18 @@ func endpointsAddresses(in []corev1.EndpointAddress) []slicer.EndpointsAddress {
 // MirroringOptions) upstream's endpoint_slice_mirroring_controller_*
 // metrics.
 type MirroringController struct {
-	client    clientset.Interface
-	maxSubset int
-	batch     time.Duration
-	recorder  record.EventRecorder
-	broadcast record.EventBroadcaster
-	metrics   *mirroringMetrics
+	*applier     // stale-informer guard, writes, changes count, events
+	maxSubset    int
+	batch        time.Duration
+	broadcast    record.EventBroadcaster // nil with a caller's recorder
+	mirrorMetric *mirroringMetrics
 
 	endpointsLister corelisters.EndpointsLister
 	sliceLister     discoverylisters.EndpointSliceLister
 	serviceLister   corelisters.ServiceLister
 	synced          []cache.InformerSynced
 
-	queue   workqueue.TypedRateLimitingInterface[string]
-	tracker *sliceTracker
+	queue workqueue.TypedRateLimitingInterface[string]
 }
 
 // NewMirroringController returns a mirroring controller with the
@@ -188,16 +186,17 @@ func NewMirroringControllerWithOptions(ctx context.Context, endpointsInformer co
 		return nil, err
 	}
 	c := &MirroringController{
-		client:          client,
+		applier:         newApplier(client, MirroringControllerName, 0, topology.Options{}, nil, opts.EventRecorder),
 		maxSubset:       int(opts.MaxEndpointsPerSubset),
 		batch:           opts.EndpointUpdatesBatchPeriod,
-		recorder:        opts.EventRecorder,
-		metrics:         m,
+		mirrorMetric:    m,
 		queue:           newKeyQueue("endpoint_slice_mirroring", mirrorMaxSyncBackOff),
-		tracker:         newSliceTracker(),
 		endpointsLister: endpointsInformer.Lister(),
 		sliceLister:     endpointSliceInformer.Lister(),
 		serviceLister:   serviceInformer.Lister(),
+	}
+	if m != nil {
+		c.changes = m.change
 	}
 	if c.recorder == nil {
 		c.broadcast = record.NewBroadcaster(record.WithContext(ctx))
@@ -290,26 +289,12 @@ func (c *MirroringController) Run(ctx context.Context, workers int) {
 }
 
 func (c *MirroringController) worker(ctx context.Context) {
-	for {
-		key, quit := c.queue.Get()
-		if quit {
-			return
-		}
+	work(ctx, c.queue, func(ctx context.Context, key string) {
 		start := time.Now()
 		err := c.syncEndpoints(ctx, key)
-		c.metrics.synced(time.Since(start))
-		switch {
-		case err == nil:
-			c.queue.Forget(key)
-		case c.queue.NumRequeues(key) < maxRetries:
-			klog.FromContext(ctx).Info("Error mirroring EndpointSlices for Endpoints, retrying", "key", key, "err", err)
-			c.queue.AddRateLimited(key)
-		default:
-			c.queue.Forget(key)
-			utilruntime.HandleErrorWithContext(ctx, err, "Retry budget exceeded, dropping Endpoints out of the queue", "key", key)
-		}
-		c.queue.Done(key)
-	}
+		c.mirrorMetric.synced(time.Since(start))
+		retryOrDrop(ctx, c.queue, key, err, "Error mirroring EndpointSlices for Endpoints, retrying", "Endpoints")
+	})
 }
 
 // syncEndpoints mirrors the Endpoints object with this key, or deletes
@@ -338,8 +323,8 @@ func (c *MirroringController) syncEndpoints(ctx context.Context, key string) err
 	if err != nil {
 		return err
 	}
-	if c.tracker.stale(nn, existing) {
-		return fmt.Errorf("endpoints %s: %w", key, ErrStaleInformer)
+	if err := c.fresh("endpoints", nn, existing); err != nil {
+		return err
 	}
 	var conv Converter
 	have, err := conv.Existing(existing)
@@ -350,7 +335,7 @@ func (c *MirroringController) syncEndpoints(ctx context.Context, key string) err
 	if err != nil {
 		return err
 	}
-	c.metrics.mirrored(nn, &plan)
+	c.mirrorMetric.mirrored(nn, &plan)
 	if plan.Invalid > 0 {
 		c.recorder.Eventf(ep, corev1.EventTypeWarning, ReasonInvalidIPAddress,
 			"Skipped %d invalid IP addresses when mirroring to EndpointSlices", plan.Invalid)
@@ -359,7 +344,7 @@ func (c *MirroringController) syncEndpoints(ctx context.Context, key string) err
 		c.recorder.Eventf(ep, corev1.EventTypeWarning, ReasonTooManyAddressesToMirror,
 			"A max of %d addresses can be mirrored to EndpointSlices per Endpoints subset. %d addresses were skipped", c.maxSubset, plan.Skipped)
 	}
-	return c.write(ctx, ep, plan.Plan, existing)
+	return c.writeOnePass(ctx, "Endpoints "+ep.Namespace+"/"+ep.Name, ep.Namespace, plan.Plan, existing, ep.DeletionTimestamp == nil)
 }
 
 func (c *MirroringController) mirroredSlices(nn types.NamespacedName) ([]*discovery.EndpointSlice, error) {
@@ -376,7 +361,7 @@ func (c *MirroringController) deleteMirrored(ctx context.Context, nn types.Names
 	if err != nil {
 		return err
 	}
-	c.metrics.forget(nn) // upstream counts none of these deletes as changes
+	c.mirrorMetric.forget(nn) // upstream counts none of these deletes as changes
 	var errs []error
 	for _, s := range existing {
 		if err := c.client.DiscoveryV1().EndpointSlices(nn.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{}); err != nil {
@@ -387,21 +372,4 @@ func (c *MirroringController) deleteMirrored(ctx context.Context, nn types.Names
 		return fmt.Errorf("deleting %d of %d EndpointSlices for %s Endpoints: %w", len(errs), len(existing), nn, errors.Join(errs...))
 	}
 	return nil
-}
-
-// write sends the plan's objects (see sliceWriter); nothing is created
-// for an Endpoints object being deleted.
-func (c *MirroringController) write(ctx context.Context, ep *corev1.Endpoints, plan slicer.Plan, existing []*discovery.EndpointSlice) error {
-	creates, updates, deletes, err := Objects(plan, existing)
-	if err != nil {
-		return err
-	}
-	if ep.DeletionTimestamp != nil {
-		creates = nil
-	}
-	w := sliceWriter{client: c.client, tracker: c.tracker, owner: "Endpoints " + ep.Namespace + "/" + ep.Name}
-	if c.metrics != nil {
-		w.change = c.metrics.change
-	}
-	return w.write(ctx, ep.Namespace, creates, updates, deletes)
 }

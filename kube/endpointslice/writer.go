@@ -299,11 +299,7 @@ func (w *Writer) Delete(ctx context.Context, service *corev1.Service) error {
 		return err
 	}
 	defer st.mu.Unlock()
-	sw := sliceWriter{client: w.client, tracker: w.tracker, owner: "Service " + service.Namespace + "/" + service.Name}
-	if w.metrics != nil {
-		sw.change = w.metrics.change
-	}
-	if err := sw.write(ctx, service.Namespace, nil, nil, existing); err != nil {
+	if err := w.sliceWriter("Service "+service.Namespace+"/"+service.Name).write(ctx, service.Namespace, nil, nil, existing); err != nil {
 		return err
 	}
 	key := service.Namespace + "/" + service.Name
@@ -363,8 +359,8 @@ func (w *Writer) existing(svc *corev1.Service) ([]*discovery.EndpointSlice, erro
 		return nil, err
 	}
 	list = withoutDeleting(list)
-	if w.tracker.stale(types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}, list) {
-		return nil, fmt.Errorf("service %s/%s: %w", svc.Namespace, svc.Name, ErrStaleInformer)
+	if err := w.fresh("service", types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}, list); err != nil {
+		return nil, err
 	}
 	return list, nil
 }
