@@ -134,14 +134,6 @@ func (a *applier) apply(ctx context.Context, svc *corev1.Service, st *writeState
 	return applied{hints: results}, writeErr
 }
 
-// policyOf returns the Service's hints policy (annotation, then
-// trafficDistribution, PreferSame* enabled as in 1.37) and its
-// trafficDistribution.
-func policyOf(svc *corev1.Service) (topology.Policy, string) {
-	td := deref(svc.Spec.TrafficDistribution)
-	return topology.PolicyFor(svc.Annotations, td, true), td
-}
-
 // hold reports, for a plan with the given number of writes, how long its
 // writes are held back (see ControllerOptions.CoalesceWrites; 0: not
 // held), and keeps st's account: the time of the last write, and the

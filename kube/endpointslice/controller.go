@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/fairslice/fairslice/kube/endpointslice/adapter"
 	"github.com/fairslice/fairslice/slicer"
 	"github.com/fairslice/fairslice/topology"
 )
@@ -379,7 +380,7 @@ func (c *Controller) reconcile(ctx context.Context, key string, svc *corev1.Serv
 		return err
 	}
 	trigger = earliest(trigger, st.heldTrigger)
-	policy, td := policyOf(svc)
+	policy, td := adapter.TopologyPolicy(svc)
 	facts := ServiceFacts(svc, trigger)
 	facts.TopologyHints = policy != topology.PolicyNone
 	plan, skipped, err := st.syncer.Plan(facts, svc, pods, c.nodeLister, existing)

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/fairslice/fairslice/kube/endpointslice/adapter"
 	"github.com/fairslice/fairslice/slicer"
 	"github.com/fairslice/fairslice/topology"
 )
@@ -249,7 +250,7 @@ func (w *Writer) sync(ctx context.Context, svc *corev1.Service, desired []slicer
 	}
 	defer st.mu.Unlock()
 	trigger := earliest(w.now(), st.heldTrigger)
-	policy, td := policyOf(svc)
+	policy, td := adapter.TopologyPolicy(svc)
 	facts := ServiceFacts(svc, trigger)
 	facts.TopologyHints = policy != topology.PolicyNone
 	if w.owner != nil {
