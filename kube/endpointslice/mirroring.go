@@ -4,18 +4,11 @@ package endpointslice
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	discovery "k8s.io/api/discovery/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
 	clientset "k8s.io/client-go/kubernetes"
@@ -47,47 +40,6 @@ const (
 	// election lock, which is never mirrored.
 	annotationLeaderElection = "control-plane.alpha.kubernetes.io/leader"
 )
-
-// EndpointsFromAPI converts a core/v1 Endpoints object to the slicer's
-// input for Mirror. Nil gives the zero Endpoints.
-func EndpointsFromAPI(ep *corev1.Endpoints) slicer.Endpoints {
-	if ep == nil {
-		return slicer.Endpoints{}
-	}
-	out := slicer.Endpoints{
-		Namespace: ep.Namespace, Name: ep.Name, UID: string(ep.UID),
-		Labels: ep.Labels, Annotations: ep.Annotations,
-		Subsets:  make([]slicer.EndpointsSubset, len(ep.Subsets)),
-		Deleting: ep.DeletionTimestamp != nil,
-	}
-	for i, ss := range ep.Subsets {
-		sub := slicer.EndpointsSubset{
-			Addresses:         endpointsAddresses(ss.Addresses),
-			NotReadyAddresses: endpointsAddresses(ss.NotReadyAddresses),
-			Ports:             make([]slicer.Port, len(ss.Ports)),
-		}
-		for j, p := range ss.Ports {
-			sub.Ports[j] = slicer.Port{Name: p.Name, Port: p.Port, Protocol: string(p.Protocol), AppProtocol: deref(p.AppProtocol)}
-		}
-		out.Subsets[i] = sub
-	}
-	return out
-}
-
-func endpointsAddresses(in []corev1.EndpointAddress) []slicer.EndpointsAddress {
-	if in == nil {
-		return nil
-	}
-	out := make([]slicer.EndpointsAddress, len(in))
-	for i, a := range in {
-		out[i] = slicer.EndpointsAddress{IP: a.IP, Hostname: a.Hostname, NodeName: deref(a.NodeName)}
-		if r := a.TargetRef; r != nil {
-			out[i].TargetRef = slicer.ObjectRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, UID: string(r.UID),
-				APIVersion: r.APIVersion, ResourceVersion: r.ResourceVersion, FieldPath: r.FieldPath}
-		}
-	}
-	return out
-}
 
 // MirroringController is the EndpointSliceMirroring controller: it
 // mirrors custom Endpoints objects (those of Services without a
@@ -202,79 +154,15 @@ func NewMirroringControllerWithOptions(ctx context.Context, endpointsInformer co
 		c.broadcast = record.NewBroadcaster(record.WithContext(ctx))
 		c.recorder = c.broadcast.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "endpoint-slice-mirroring-controller"})
 	}
-	synced, err := addHandlers(map[cache.SharedIndexInformer]cache.ResourceEventHandler{
-		endpointsInformer.Informer(): cache.ResourceEventHandlerFuncs{
-			AddFunc: func(obj any) {
-				if ep, ok := obj.(*corev1.Endpoints); ok && shouldMirror(ep) {
-					c.queueKey(obj)
-				}
-			},
-			UpdateFunc: func(oldObj, newObj any) {
-				o, ok1 := oldObj.(*corev1.Endpoints)
-				n, ok2 := newObj.(*corev1.Endpoints)
-				if ok1 && ok2 && (shouldMirror(o) || shouldMirror(n)) {
-					c.queueKey(newObj)
-				}
-			},
-			DeleteFunc: func(obj any) {
-				ep, ok := obj.(*corev1.Endpoints)
-				if t, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
-					ep, ok = t.Obj.(*corev1.Endpoints)
-				}
-				if ok && shouldMirror(ep) {
-					c.queueKey(obj)
-				}
-			},
-		},
-		serviceInformer.Informer(): cache.ResourceEventHandlerFuncs{
-			AddFunc: func(obj any) {
-				if s, ok := obj.(*corev1.Service); ok && s.Spec.Selector == nil {
-					c.queueKey(obj)
-				}
-			},
-			UpdateFunc: func(oldObj, newObj any) {
-				o, ok1 := oldObj.(*corev1.Service)
-				n, ok2 := newObj.(*corev1.Service)
-				if ok1 && ok2 && (o.Spec.Selector == nil) != (n.Spec.Selector == nil) {
-					c.queueKey(newObj)
-				}
-			},
-			DeleteFunc: func(obj any) {
-				s, ok := obj.(*corev1.Service)
-				if t, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
-					s, ok = t.Obj.(*corev1.Service)
-				}
-				if ok && s.Spec.Selector == nil {
-					c.queueKey(obj)
-				}
-			},
-		},
-		endpointSliceInformer.Informer(): sliceEvents{managedBy: MirroringControllerName, tracker: c.tracker,
-			enqueue: afterDelay(c.queue, c.batch)}.funcs(),
+	c.synced, err = addHandlers(map[cache.SharedIndexInformer]cache.ResourceEventHandler{
+		endpointsInformer.Informer():     c.endpointsEvents(),
+		serviceInformer.Informer():       c.serviceEvents(),
+		endpointSliceInformer.Informer(): c.sliceEvents(),
 	})
 	if err != nil {
 		return nil, err
 	}
-	c.synced = synced
 	return c, nil
-}
-
-// shouldMirror reports whether an Endpoints object is mirrored at all.
-func shouldMirror(ep *corev1.Endpoints) bool {
-	if ep == nil || ep.Labels[discovery.LabelSkipMirror] == "true" {
-		return false
-	}
-	_, lock := ep.Annotations[annotationLeaderElection]
-	return !lock
-}
-
-func (c *MirroringController) queueKey(obj any) {
-	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-	if err != nil {
-		utilruntime.HandleError(fmt.Errorf("endpointslice: no key for %T: %w", obj, err))
-		return
-	}
-	c.queue.Add(key)
 }
 
 // Run waits for the informers' caches, then runs workers workers until
@@ -295,81 +183,4 @@ func (c *MirroringController) worker(ctx context.Context) {
 		c.mirrorMetric.synced(time.Since(start))
 		retryOrDrop(ctx, c.queue, key, err, "Error mirroring EndpointSlices for Endpoints, retrying", "Endpoints")
 	})
-}
-
-// syncEndpoints mirrors the Endpoints object with this key, or deletes
-// its mirrored slices when it should not be mirrored.
-func (c *MirroringController) syncEndpoints(ctx context.Context, key string) error {
-	ns, name, err := cache.SplitMetaNamespaceKey(key)
-	if err != nil {
-		return err
-	}
-	nn := types.NamespacedName{Namespace: ns, Name: name}
-	ep, err := c.endpointsLister.Endpoints(ns).Get(name)
-	if apierrors.IsNotFound(err) || err == nil && !shouldMirror(ep) {
-		return c.deleteMirrored(ctx, nn)
-	}
-	if err != nil {
-		return err
-	}
-	svc, err := c.serviceLister.Services(ns).Get(name)
-	if apierrors.IsNotFound(err) || err == nil && svc.Spec.Selector != nil {
-		return c.deleteMirrored(ctx, nn)
-	}
-	if err != nil {
-		return err
-	}
-	existing, err := c.mirroredSlices(nn)
-	if err != nil {
-		return err
-	}
-	if err := c.fresh("endpoints", nn, existing); err != nil {
-		return err
-	}
-	var conv Converter
-	have, err := conv.Existing(existing)
-	if err != nil {
-		return err
-	}
-	plan, err := slicer.Mirror(EndpointsFromAPI(ep), have, slicer.MirrorOptions{MaxEndpointsPerSubset: c.maxSubset})
-	if err != nil {
-		return err
-	}
-	c.mirrorMetric.mirrored(nn, &plan)
-	if plan.Invalid > 0 {
-		c.recorder.Eventf(ep, corev1.EventTypeWarning, ReasonInvalidIPAddress,
-			"Skipped %d invalid IP addresses when mirroring to EndpointSlices", plan.Invalid)
-	}
-	if plan.Skipped > plan.Invalid {
-		c.recorder.Eventf(ep, corev1.EventTypeWarning, ReasonTooManyAddressesToMirror,
-			"A max of %d addresses can be mirrored to EndpointSlices per Endpoints subset. %d addresses were skipped", c.maxSubset, plan.Skipped)
-	}
-	return c.writeOnePass(ctx, "Endpoints "+ep.Namespace+"/"+ep.Name, ep.Namespace, plan.Plan, existing, ep.DeletionTimestamp == nil)
-}
-
-func (c *MirroringController) mirroredSlices(nn types.NamespacedName) ([]*discovery.EndpointSlice, error) {
-	return c.sliceLister.EndpointSlices(nn.Namespace).List(labels.Set{
-		discovery.LabelServiceName: nn.Name, discovery.LabelManagedBy: MirroringControllerName,
-	}.AsSelectorPreValidated())
-}
-
-// deleteMirrored deletes every slice mirrored for the Endpoints and
-// forgets it.
-func (c *MirroringController) deleteMirrored(ctx context.Context, nn types.NamespacedName) error {
-	c.tracker.deleteService(nn)
-	existing, err := c.mirroredSlices(nn)
-	if err != nil {
-		return err
-	}
-	c.mirrorMetric.forget(nn) // upstream counts none of these deletes as changes
-	var errs []error
-	for _, s := range existing {
-		if err := c.client.DiscoveryV1().EndpointSlices(nn.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{}); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("deleting %d of %d EndpointSlices for %s Endpoints: %w", len(errs), len(existing), nn, errors.Join(errs...))
-	}
-	return nil
 }

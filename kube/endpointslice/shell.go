@@ -78,6 +78,17 @@ func runLoop(ctx context.Context, what string, client clientset.Interface, broad
 	<-ctx.Done()
 }
 
+// queueObject adds the key ("namespace/name") of an informer event's
+// object, tombstones included, to q.
+func queueObject(q workqueue.TypedRateLimitingInterface[string], obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		utilruntime.HandleError(fmt.Errorf("endpointslice: no key for %T: %w", obj, err))
+		return
+	}
+	q.Add(key)
+}
+
 // work is the loop of a worker of either controller: take a key from
 // q, process it, mark it done; until q shuts down.
 func work(ctx context.Context, q workqueue.TypedRateLimitingInterface[string], process func(ctx context.Context, key string)) {
