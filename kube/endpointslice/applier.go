@@ -16,30 +16,71 @@ import (
 	"github.com/fairslice/fairslice/topology"
 )
 
-// applier is what the EndpointSlice controller and the Writer share
-// between a Service's slicer plan and the API server: topology hints
-// on the plan, CoalesceWrites, the writes of each address type in
-// upstream's order (recorded in the stale-informer tracker), the
-// endpoint_slice_* metrics and the events. The front-ends differ only
-// in where the plan comes from (pods through a Syncer, or the caller's
-// groups) and in how a held Service is retried (a work queue, or the
-// caller told by HeldError).
+// applier is what the EndpointSlice controller, the mirroring
+// controller and the Writer share between a slicer plan and the API
+// server: the stale-informer guard (fresh) and its tracker, the writes
+// in upstream's order (recorded in the tracker and counted in the
+// changes metric), and, for the controller and the Writer, topology
+// hints on the plan, CoalesceWrites, the endpoint_slice_* metrics and
+// the hint events (apply). The front-ends differ in where the plan comes
+// from (pods through a Syncer, an Endpoints object through
+// slicer.Mirror, or the caller's groups) and in how a failed or held
+// sync is retried (a work queue, or the caller).
 type applier struct {
 	client   clientset.Interface
 	name     string        // managed-by
 	coalesce time.Duration // CoalesceWrites
 	now      func() time.Time
 	topoOpts topology.Options
-	metrics  *controllerMetrics
+	metrics  *controllerMetrics // nil: none (and for the mirroring controller)
+	changes  func(op string)    // counts a successful write; nil: not counted
 	recorder record.EventRecorder
 	tracker  *sliceTracker
 }
 
-// newApplier returns an applier with a fresh tracker and the wall clock.
+// newApplier returns an applier with a fresh tracker and the wall clock,
+// counting its writes in metrics' changes.
 func newApplier(client clientset.Interface, name string, coalesce time.Duration, topoOpts topology.Options,
 	metrics *controllerMetrics, recorder record.EventRecorder) *applier {
-	return &applier{client: client, name: name, coalesce: coalesce, now: time.Now, topoOpts: topoOpts,
+	a := &applier{client: client, name: name, coalesce: coalesce, now: time.Now, topoOpts: topoOpts,
 		metrics: metrics, recorder: recorder, tracker: newSliceTracker()}
+	if metrics != nil {
+		a.changes = metrics.change
+	}
+	return a
+}
+
+// fresh returns an error wrapping ErrStaleInformer, naming the owner
+// (what, nn), when the informer's slices of nn lag behind the applier's
+// own writes (see sliceTracker.stale): planning from them could create
+// duplicates or undo a write.
+func (a *applier) fresh(what string, nn types.NamespacedName, listed []*discovery.EndpointSlice) error {
+	if a.tracker.stale(nn, listed) {
+		return fmt.Errorf("%s %s: %w", what, nn, ErrStaleInformer)
+	}
+	return nil
+}
+
+// sliceWriter returns a writer for the slices of owner ("Service
+// ns/name", "Endpoints ns/name"), through the applier's client, tracker
+// and changes count.
+func (a *applier) sliceWriter(owner string) sliceWriter {
+	return sliceWriter{client: a.client, tracker: a.tracker, change: a.changes, owner: owner}
+}
+
+// writeOnePass sends a plan's objects as upstream's mirroring
+// reconciler does: every address type in one pass, creates (none when
+// creating is false: the Endpoints object is being deleted), updates,
+// deletes, ending at the first failure.
+func (a *applier) writeOnePass(ctx context.Context, owner, ns string, plan slicer.Plan, existing []*discovery.EndpointSlice, creating bool) error {
+	creates, updates, deletes, err := Objects(plan, existing)
+	if err != nil {
+		return err
+	}
+	if !creating {
+		creates = nil
+	}
+	return a.sliceWriter(owner).write(ctx, ns, creates, updates, deletes)
 }
 
 // writeState is what the applier keeps per Service between syncs; only
@@ -132,10 +173,7 @@ func earliest(a, b time.Time) time.Time {
 // is no error) and the errors.
 func (a *applier) write(ctx context.Context, svc *corev1.Service, types []slicer.TypeChurn,
 	creates, updates, deletes []*discovery.EndpointSlice) (map[slicer.AddressType]bool, error) {
-	w := sliceWriter{client: a.client, tracker: a.tracker, owner: "Service " + svc.Namespace + "/" + svc.Name}
-	if a.metrics != nil {
-		w.change = a.metrics.change
-	}
+	w := a.sliceWriter("Service " + svc.Namespace + "/" + svc.Name)
 	written := map[slicer.AddressType]bool{}
 	var errs []error
 	for _, t := range types {

@@ -75,6 +75,14 @@
 //
 // # Endpoints that are not Pods
 //
+// The Pod controller, the mirroring controller and the Writer are
+// front-ends on one shell (applier.go, shell.go): the stale-informer
+// tracker, the writes in upstream's order, the changes metric, and the
+// two controllers' retries of a failed key. The mirroring controller writes all address types
+// in one pass, as upstream's mirroring reconciler does, and has no
+// trigger times (upstream's leaves the Endpoints object's
+// last-change-trigger-time off the mirrored slices).
+//
 // Writer is the third front-end on the same shell, for sources whose
 // endpoints are not Pods (virtual machines behind a selectorless
 // Service, another cluster's endpoints, a mesh's registry): the caller

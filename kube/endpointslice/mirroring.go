@@ -4,18 +4,11 @@ package endpointslice
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	discovery "k8s.io/api/discovery/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
 	clientset "k8s.io/client-go/kubernetes"
@@ -25,9 +18,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 
 	"github.com/fairslice/fairslice/slicer"
+	"github.com/fairslice/fairslice/topology"
 )
 
 // MirroringControllerName is the managed-by label value of mirrored
@@ -48,47 +41,6 @@ const (
 	annotationLeaderElection = "control-plane.alpha.kubernetes.io/leader"
 )
 
-// EndpointsFromAPI converts a core/v1 Endpoints object to the slicer's
-// input for Mirror. Nil gives the zero Endpoints.
-func EndpointsFromAPI(ep *corev1.Endpoints) slicer.Endpoints {
-	if ep == nil {
-		return slicer.Endpoints{}
-	}
-	out := slicer.Endpoints{
-		Namespace: ep.Namespace, Name: ep.Name, UID: string(ep.UID),
-		Labels: ep.Labels, Annotations: ep.Annotations,
-		Subsets:  make([]slicer.EndpointsSubset, len(ep.Subsets)),
-		Deleting: ep.DeletionTimestamp != nil,
-	}
-	for i, ss := range ep.Subsets {
-		sub := slicer.EndpointsSubset{
-			Addresses:         endpointsAddresses(ss.Addresses),
-			NotReadyAddresses: endpointsAddresses(ss.NotReadyAddresses),
-			Ports:             make([]slicer.Port, len(ss.Ports)),
-		}
-		for j, p := range ss.Ports {
-			sub.Ports[j] = slicer.Port{Name: p.Name, Port: p.Port, Protocol: string(p.Protocol), AppProtocol: deref(p.AppProtocol)}
-		}
-		out.Subsets[i] = sub
-	}
-	return out
-}
-
-func endpointsAddresses(in []corev1.EndpointAddress) []slicer.EndpointsAddress {
-	if in == nil {
-		return nil
-	}
-	out := make([]slicer.EndpointsAddress, len(in))
-	for i, a := range in {
-		out[i] = slicer.EndpointsAddress{IP: a.IP, Hostname: a.Hostname, NodeName: deref(a.NodeName)}
-		if r := a.TargetRef; r != nil {
-			out[i].TargetRef = slicer.ObjectRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, UID: string(r.UID),
-				APIVersion: r.APIVersion, ResourceVersion: r.ResourceVersion, FieldPath: r.FieldPath}
-		}
-	}
-	return out
-}
-
 // MirroringController is the EndpointSliceMirroring controller: it
 // mirrors custom Endpoints objects (those of Services without a
 // selector) into EndpointSlices, as kube-controller-manager's does
@@ -102,20 +54,18 @@ func endpointsAddresses(in []corev1.EndpointAddress) []slicer.EndpointsAddress {
 // MirroringOptions) upstream's endpoint_slice_mirroring_controller_*
 // metrics.
 type MirroringController struct {
-	client    clientset.Interface
-	maxSubset int
-	batch     time.Duration
-	recorder  record.EventRecorder
-	broadcast record.EventBroadcaster
-	metrics   *mirroringMetrics
+	*applier     // stale-informer guard, writes, changes count, events
+	maxSubset    int
+	batch        time.Duration
+	broadcast    record.EventBroadcaster // nil with a caller's recorder
+	mirrorMetric *mirroringMetrics
 
 	endpointsLister corelisters.EndpointsLister
 	sliceLister     discoverylisters.EndpointSliceLister
 	serviceLister   corelisters.ServiceLister
 	synced          []cache.InformerSynced
 
-	queue   workqueue.TypedRateLimitingInterface[string]
-	tracker *sliceTracker
+	queue workqueue.TypedRateLimitingInterface[string]
 }
 
 // NewMirroringController returns a mirroring controller with the
@@ -188,94 +138,31 @@ func NewMirroringControllerWithOptions(ctx context.Context, endpointsInformer co
 		return nil, err
 	}
 	c := &MirroringController{
-		client:          client,
+		applier:         newApplier(client, MirroringControllerName, 0, topology.Options{}, nil, opts.EventRecorder),
 		maxSubset:       int(opts.MaxEndpointsPerSubset),
 		batch:           opts.EndpointUpdatesBatchPeriod,
-		recorder:        opts.EventRecorder,
-		metrics:         m,
+		mirrorMetric:    m,
 		queue:           newKeyQueue("endpoint_slice_mirroring", mirrorMaxSyncBackOff),
-		tracker:         newSliceTracker(),
 		endpointsLister: endpointsInformer.Lister(),
 		sliceLister:     endpointSliceInformer.Lister(),
 		serviceLister:   serviceInformer.Lister(),
+	}
+	if m != nil {
+		c.changes = m.change
 	}
 	if c.recorder == nil {
 		c.broadcast = record.NewBroadcaster(record.WithContext(ctx))
 		c.recorder = c.broadcast.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "endpoint-slice-mirroring-controller"})
 	}
-	synced, err := addHandlers(map[cache.SharedIndexInformer]cache.ResourceEventHandler{
-		endpointsInformer.Informer(): cache.ResourceEventHandlerFuncs{
-			AddFunc: func(obj any) {
-				if ep, ok := obj.(*corev1.Endpoints); ok && shouldMirror(ep) {
-					c.queueKey(obj)
-				}
-			},
-			UpdateFunc: func(oldObj, newObj any) {
-				o, ok1 := oldObj.(*corev1.Endpoints)
-				n, ok2 := newObj.(*corev1.Endpoints)
-				if ok1 && ok2 && (shouldMirror(o) || shouldMirror(n)) {
-					c.queueKey(newObj)
-				}
-			},
-			DeleteFunc: func(obj any) {
-				ep, ok := obj.(*corev1.Endpoints)
-				if t, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
-					ep, ok = t.Obj.(*corev1.Endpoints)
-				}
-				if ok && shouldMirror(ep) {
-					c.queueKey(obj)
-				}
-			},
-		},
-		serviceInformer.Informer(): cache.ResourceEventHandlerFuncs{
-			AddFunc: func(obj any) {
-				if s, ok := obj.(*corev1.Service); ok && s.Spec.Selector == nil {
-					c.queueKey(obj)
-				}
-			},
-			UpdateFunc: func(oldObj, newObj any) {
-				o, ok1 := oldObj.(*corev1.Service)
-				n, ok2 := newObj.(*corev1.Service)
-				if ok1 && ok2 && (o.Spec.Selector == nil) != (n.Spec.Selector == nil) {
-					c.queueKey(newObj)
-				}
-			},
-			DeleteFunc: func(obj any) {
-				s, ok := obj.(*corev1.Service)
-				if t, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
-					s, ok = t.Obj.(*corev1.Service)
-				}
-				if ok && s.Spec.Selector == nil {
-					c.queueKey(obj)
-				}
-			},
-		},
-		endpointSliceInformer.Informer(): sliceEvents{managedBy: MirroringControllerName, tracker: c.tracker,
-			enqueue: afterDelay(c.queue, c.batch)}.funcs(),
+	c.synced, err = addHandlers(map[cache.SharedIndexInformer]cache.ResourceEventHandler{
+		endpointsInformer.Informer():     c.endpointsEvents(),
+		serviceInformer.Informer():       c.serviceEvents(),
+		endpointSliceInformer.Informer(): c.sliceEvents(),
 	})
 	if err != nil {
 		return nil, err
 	}
-	c.synced = synced
 	return c, nil
-}
-
-// shouldMirror reports whether an Endpoints object is mirrored at all.
-func shouldMirror(ep *corev1.Endpoints) bool {
-	if ep == nil || ep.Labels[discovery.LabelSkipMirror] == "true" {
-		return false
-	}
-	_, lock := ep.Annotations[annotationLeaderElection]
-	return !lock
-}
-
-func (c *MirroringController) queueKey(obj any) {
-	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-	if err != nil {
-		utilruntime.HandleError(fmt.Errorf("endpointslice: no key for %T: %w", obj, err))
-		return
-	}
-	c.queue.Add(key)
 }
 
 // Run waits for the informers' caches, then runs workers workers until
@@ -290,118 +177,10 @@ func (c *MirroringController) Run(ctx context.Context, workers int) {
 }
 
 func (c *MirroringController) worker(ctx context.Context) {
-	for {
-		key, quit := c.queue.Get()
-		if quit {
-			return
-		}
+	work(ctx, c.queue, func(ctx context.Context, key string) {
 		start := time.Now()
 		err := c.syncEndpoints(ctx, key)
-		c.metrics.synced(time.Since(start))
-		switch {
-		case err == nil:
-			c.queue.Forget(key)
-		case c.queue.NumRequeues(key) < maxRetries:
-			klog.FromContext(ctx).Info("Error mirroring EndpointSlices for Endpoints, retrying", "key", key, "err", err)
-			c.queue.AddRateLimited(key)
-		default:
-			c.queue.Forget(key)
-			utilruntime.HandleErrorWithContext(ctx, err, "Retry budget exceeded, dropping Endpoints out of the queue", "key", key)
-		}
-		c.queue.Done(key)
-	}
-}
-
-// syncEndpoints mirrors the Endpoints object with this key, or deletes
-// its mirrored slices when it should not be mirrored.
-func (c *MirroringController) syncEndpoints(ctx context.Context, key string) error {
-	ns, name, err := cache.SplitMetaNamespaceKey(key)
-	if err != nil {
-		return err
-	}
-	nn := types.NamespacedName{Namespace: ns, Name: name}
-	ep, err := c.endpointsLister.Endpoints(ns).Get(name)
-	if apierrors.IsNotFound(err) || err == nil && !shouldMirror(ep) {
-		return c.deleteMirrored(ctx, nn)
-	}
-	if err != nil {
-		return err
-	}
-	svc, err := c.serviceLister.Services(ns).Get(name)
-	if apierrors.IsNotFound(err) || err == nil && svc.Spec.Selector != nil {
-		return c.deleteMirrored(ctx, nn)
-	}
-	if err != nil {
-		return err
-	}
-	existing, err := c.mirroredSlices(nn)
-	if err != nil {
-		return err
-	}
-	if c.tracker.stale(nn, existing) {
-		return fmt.Errorf("endpoints %s: %w", key, ErrStaleInformer)
-	}
-	var conv Converter
-	have, err := conv.Existing(existing)
-	if err != nil {
-		return err
-	}
-	plan, err := slicer.Mirror(EndpointsFromAPI(ep), have, slicer.MirrorOptions{MaxEndpointsPerSubset: c.maxSubset})
-	if err != nil {
-		return err
-	}
-	c.metrics.mirrored(nn, &plan)
-	if plan.Invalid > 0 {
-		c.recorder.Eventf(ep, corev1.EventTypeWarning, ReasonInvalidIPAddress,
-			"Skipped %d invalid IP addresses when mirroring to EndpointSlices", plan.Invalid)
-	}
-	if plan.Skipped > plan.Invalid {
-		c.recorder.Eventf(ep, corev1.EventTypeWarning, ReasonTooManyAddressesToMirror,
-			"A max of %d addresses can be mirrored to EndpointSlices per Endpoints subset. %d addresses were skipped", c.maxSubset, plan.Skipped)
-	}
-	return c.write(ctx, ep, plan.Plan, existing)
-}
-
-func (c *MirroringController) mirroredSlices(nn types.NamespacedName) ([]*discovery.EndpointSlice, error) {
-	return c.sliceLister.EndpointSlices(nn.Namespace).List(labels.Set{
-		discovery.LabelServiceName: nn.Name, discovery.LabelManagedBy: MirroringControllerName,
-	}.AsSelectorPreValidated())
-}
-
-// deleteMirrored deletes every slice mirrored for the Endpoints and
-// forgets it.
-func (c *MirroringController) deleteMirrored(ctx context.Context, nn types.NamespacedName) error {
-	c.tracker.deleteService(nn)
-	existing, err := c.mirroredSlices(nn)
-	if err != nil {
-		return err
-	}
-	c.metrics.forget(nn) // upstream counts none of these deletes as changes
-	var errs []error
-	for _, s := range existing {
-		if err := c.client.DiscoveryV1().EndpointSlices(nn.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{}); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("deleting %d of %d EndpointSlices for %s Endpoints: %w", len(errs), len(existing), nn, errors.Join(errs...))
-	}
-	return nil
-}
-
-// write sends the plan's objects (see sliceWriter); nothing is created
-// for an Endpoints object being deleted.
-func (c *MirroringController) write(ctx context.Context, ep *corev1.Endpoints, plan slicer.Plan, existing []*discovery.EndpointSlice) error {
-	creates, updates, deletes, err := Objects(plan, existing)
-	if err != nil {
-		return err
-	}
-	if ep.DeletionTimestamp != nil {
-		creates = nil
-	}
-	w := sliceWriter{client: c.client, tracker: c.tracker, owner: "Endpoints " + ep.Namespace + "/" + ep.Name}
-	if c.metrics != nil {
-		w.change = c.metrics.change
-	}
-	return w.write(ctx, ep.Namespace, creates, updates, deletes)
+		c.mirrorMetric.synced(time.Since(start))
+		retryOrDrop(ctx, c.queue, key, err, "Error mirroring EndpointSlices for Endpoints, retrying", "Endpoints")
+	})
 }

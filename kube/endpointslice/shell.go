@@ -78,6 +78,51 @@ func runLoop(ctx context.Context, what string, client clientset.Interface, broad
 	<-ctx.Done()
 }
 
+// queueObject adds the key ("namespace/name") of an informer event's
+// object, tombstones included, to q.
+func queueObject(q workqueue.TypedRateLimitingInterface[string], obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		utilruntime.HandleError(fmt.Errorf("endpointslice: no key for %T: %w", obj, err))
+		return
+	}
+	q.Add(key)
+}
+
+// work is the loop of a worker of either controller: take a key from
+// q, process it, mark it done; until q shuts down.
+func work(ctx context.Context, q workqueue.TypedRateLimitingInterface[string], process func(ctx context.Context, key string)) {
+	for {
+		key, quit := q.Get()
+		if quit {
+			return
+		}
+		process(ctx, key)
+		q.Done(key)
+	}
+}
+
+// retryOrDrop is upstream's handleErr of both controllers: a key whose
+// sync succeeded is forgotten; one that failed is requeued with q's
+// backoff up to maxRetries times (logging retrying), then dropped and
+// the error handed to utilruntime. what names the key's object in the
+// log lines ("service", "Endpoints").
+func retryOrDrop(ctx context.Context, q workqueue.TypedRateLimitingInterface[string], key string, err error, retrying, what string) {
+	if err == nil {
+		q.Forget(key)
+		return
+	}
+	logger := klog.FromContext(ctx)
+	if q.NumRequeues(key) < maxRetries {
+		logger.Info(retrying, "key", key, "err", err)
+		q.AddRateLimited(key)
+		return
+	}
+	logger.Info("Retry budget exceeded, dropping "+what+" out of the queue", "key", key, "err", err)
+	q.Forget(key)
+	utilruntime.HandleErrorWithContext(ctx, err, "Dropping "+what+" out of the queue", "key", key)
+}
+
 // sliceWriter sends a plan's objects for one owner (a Service or an
 // Endpoints object) in upstream's order, creates, updates, deletes,
 // recording each result in the tracker and counting it with change, and
@@ -96,6 +141,9 @@ func (w sliceWriter) count(op string) {
 	}
 }
 
+// write is send without the report: the writes of an owner whose
+// address types are written in one pass (the mirroring controller's),
+// or of deletes only.
 func (w sliceWriter) write(ctx context.Context, ns string, creates, updates, deletes []*discovery.EndpointSlice) error {
 	_, err := w.send(ctx, ns, creates, updates, deletes)
 	return err

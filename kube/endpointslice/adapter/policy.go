@@ -1,5 +1,7 @@
 package adapter
 
+// Service → topology.Policy: which hints a Service's slices get.
+
 import (
 	corev1 "k8s.io/api/core/v1"
 

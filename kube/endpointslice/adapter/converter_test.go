@@ -1,9 +1,11 @@
 package adapter
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -78,5 +80,33 @@ func TestDesiredPodRules(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("groups %+v lack the empty port set of pods without the named port", groups)
+	}
+}
+
+// A dual-stack pod with an IP that does not parse is reported once, not
+// once per address type, and keeps its endpoints of both types.
+func TestDesiredReportsBadIPOncePerPod(t *testing.T) {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc"},
+		Spec: corev1.ServiceSpec{IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}, Ports: []corev1.ServicePort{
+			{Name: "a", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8080)},
+		}}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}, Spec: corev1.PodSpec{NodeName: "n1"},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1",
+			PodIPs: []corev1.PodIP{{IP: "10.0.0.1"}, {IP: "bad"}, {IP: "fd00::1"}}}}
+	var c Converter
+	groups, err := c.Desired(svc, []*corev1.Pod{pod}, lister("n1"))
+	var skipped *SkippedPodsError
+	if !errors.As(err, &skipped) || len(skipped.Errs) != 1 {
+		t.Fatalf("Desired error = %v, want a *SkippedPodsError with 1 problem", err)
+	}
+	var got []string
+	for _, g := range groups {
+		for _, e := range g.Endpoints {
+			got = append(got, string(g.AddressType)+" "+strings.Join(e.Addresses, ","))
+		}
+	}
+	want := []string{"IPv4 10.0.0.1", "IPv6 fd00::1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Desired endpoints (-want +got):\n%s", diff)
 	}
 }
