@@ -17,6 +17,9 @@
 // timeout) and is goodput if its response comes within Config.Timeout of
 // its arrival. The controller is a real apf.Controller with the bootstrap
 // mandatory levels, its periodic borrowing adjustment on the same clock.
+// Config.Noise adds seeded execution-time noise (multiplicative jitter and
+// occasional stalls; MeasuredNoise resembles the shared development
+// machine) to reproduce what a real clock does to the latency signal.
 //
 // Run is deterministic: arrivals come from a PCG seeded with Config.Seed,
 // and every event (arrivals, completions, the controller's timers) runs

@@ -53,6 +53,41 @@ type Config struct {
 	Seed uint64
 	// Sample is the spacing of Result.Trace (100 ms).
 	Sample time.Duration
+	// Noise, when set, makes each request's time in its slot vary as on a
+	// busy machine; nil: every request takes exactly Work.
+	Noise *Noise
+}
+
+// Noise is seeded execution-time noise: a request holds its slot for
+// Work·exp(Sigma·z), z standard normal, plus, with probability
+// StallProb, a stall drawn from an exponential distribution of mean
+// StallMean (the process descheduled, a timer fired late). The draws
+// come from their own PCG stream seeded with Config.Seed, so adding noise
+// leaves the arrivals unchanged.
+type Noise struct {
+	Sigma     float64
+	StallProb float64
+	StallMean time.Duration
+}
+
+// MeasuredNoise returns noise resembling what was measured on the shared 2-core
+// development machine with the example server's backend idle (100 ms
+// window means of 20 ms of work between 20.5 and 49.8 ms; BENCHMARKS.md).
+func MeasuredNoise() *Noise {
+	return &Noise{Sigma: 0.1, StallProb: 0.05, StallMean: 100 * time.Millisecond}
+}
+
+// hold is how long one request holds its slot.
+func (s *sim) hold() time.Duration {
+	n := s.cfg.Noise
+	if n == nil {
+		return s.cfg.Work
+	}
+	d := float64(s.cfg.Work) * math.Exp(n.Sigma*s.noise.NormFloat64())
+	if s.noise.Float64() < n.StallProb {
+		d += s.noise.ExpFloat64() * float64(n.StallMean)
+	}
+	return time.Duration(d)
 }
 
 // Point is the state at one instant of the run.
@@ -110,6 +145,9 @@ func (c *Config) defaults() (Config, error) {
 		if ch.Slots <= 0 || ch.At < 0 || (i > 0 && ch.At < d.Changes[i-1].At) {
 			errs = append(errs, fmt.Errorf("backendsim: Config.Changes[%d]=%+v must have positive slots, in time order", i, ch))
 		}
+	}
+	if n := d.Noise; n != nil && (!(n.Sigma >= 0) || !(n.StallProb >= 0 && n.StallProb <= 1) || n.StallMean < 0) {
+		errs = append(errs, fmt.Errorf("backendsim: Config.Noise=%+v must have Sigma >= 0, StallProb in [0, 1] and StallMean >= 0", *n))
 	}
 	if d.Work < 0 || d.Users < 0 || d.Load < 0 || d.Timeout < 0 || d.Duration < 0 || d.Sample < 0 {
 		errs = append(errs, fmt.Errorf("backendsim: Config Work=%v Users=%d Load=%v Timeout=%v Duration=%v Sample=%v must not be negative",
@@ -189,6 +227,8 @@ type sim struct {
 	ev  *simclock.Clock
 	c   *apf.Controller
 	rnd *rand.Rand
+	// noise draws Config.Noise, apart from the arrivals.
+	noise *rand.Rand
 
 	mu    sync.Mutex // byReq, for the observer
 	byReq map[*apf.Request]*request
@@ -262,6 +302,7 @@ func Run(cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	s := &sim{cfg: c, ev: simclock.New(time.Unix(0, 0).UTC()), rnd: rand.New(rand.NewPCG(c.Seed, 0x26)),
+		noise: rand.New(rand.NewPCG(c.Seed, 0x4e)),
 		byReq: map[*apf.Request]*request{}, slots: c.Slots}
 	s.c, err = apf.New(objects, apf.Options{ServerConcurrencyLimit: c.Static, Clock: s.ev, Observer: observer{s: s}, Adaptive: c.Adaptive})
 	if err != nil {
@@ -361,7 +402,7 @@ func (s *sim) waitLimit(r *request) {
 func (s *sim) enterBackend(r *request) {
 	if s.busy < s.slots {
 		s.busy++
-		s.ev.AfterFunc(s.cfg.Work, func() { s.complete(r) })
+		s.ev.AfterFunc(s.hold(), func() { s.complete(r) })
 		return
 	}
 	s.fifo = append(s.fifo, r)
@@ -389,7 +430,7 @@ func (s *sim) startQueued() {
 		next := s.fifo[0]
 		s.fifo = s.fifo[1:]
 		s.busy++
-		s.ev.AfterFunc(s.cfg.Work, func() { s.complete(next) })
+		s.ev.AfterFunc(s.hold(), func() { s.complete(next) })
 	}
 }
 

@@ -100,3 +100,72 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// Noise with Sigma 0 and no stalls is no noise; a bad Noise is refused
+// naming the field.
+func TestNoiseConfig(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	cfg := Config{Slots: 4, Duration: 2 * time.Second, Static: 4, Seed: 5, Load: 0.5}
+	quiet := cfg
+	quiet.Noise = &Noise{}
+	a, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Run(quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Errorf("Run with zero Noise differs from Run without (-without +with):\n%s", diff)
+	}
+	noisy := cfg
+	noisy.Noise = MeasuredNoise()
+	c, err := Run(noisy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Offered != a.Offered || c.LatencyP50 <= a.LatencyP50 {
+		t.Errorf("Run with MeasuredNoise = offered %d, p50 %v; want the same arrivals (%d) and a higher p50 than without (%v)",
+			c.Offered, c.LatencyP50, a.Offered, a.LatencyP50)
+	}
+	bad := cfg
+	bad.Noise = &Noise{Sigma: -1, StallProb: 2}
+	if _, err := Run(bad); err == nil || !strings.Contains(err.Error(), "Config.Noise=") {
+		t.Errorf("Run(Noise %+v) = %v, want an error naming Config.Noise", *bad.Noise, err)
+	}
+}
+
+// Issue 26's defect (a), reproduced: under MeasuredNoise the rule as it
+// stands (Tolerance 1.05, one window over it ends slow start and shrinks)
+// keeps the total near its floor and never settles, and goodput falls
+// below 0.6 of the best static total (0.07-0.31), where without noise (TestAdaptiveConvergesToCapacity) it
+// meets the bars. This test records the miss; when the rule is fixed it
+// fails and its assertion is to be turned into the bars.
+func TestMeasuredNoiseDefeatsAdaptiveTotal(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, n := range []int{4, 8, 16} {
+		t.Run(fmt.Sprintf("slots=%d", n), func(t *testing.T) {
+			cfg := Config{Slots: n, Duration: 10 * time.Second, Static: 600, Seed: 1, Noise: MeasuredNoise()}
+			adaptive := cfg
+			adaptive.Adaptive = &apf.AdaptiveOptions{}
+			r, err := Run(adaptive)
+			if err != nil {
+				t.Fatal(err)
+			}
+			totals := []int{n, 2 * n}
+			static, best, err := SweepStatic(cfg, totals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ratio := r.Goodput / static[best].Goodput
+			_, settled := r.SettledAfter(0, cfg.Duration, n, 3*n/2+1)
+			t.Logf("slots %d under MeasuredNoise: adaptive %.1f/s, best static %d: %.1f/s, ratio %.3f, settled %v",
+				n, r.Goodput, totals[best], static[best].Goodput, ratio, settled)
+			// Without noise the same run gives 0.92-0.95 and settles.
+			if ratio >= 0.6 || settled {
+				t.Errorf("adaptive under MeasuredNoise = %.3f of the best static, settled %v; want the recorded miss (< 0.6, not settled); the defect may be fixed", ratio, settled)
+			}
+		})
+	}
+}
