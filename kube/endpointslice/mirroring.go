@@ -69,8 +69,12 @@ type MirroringController struct {
 }
 
 // NewMirroringController returns a mirroring controller with the
-// signature of upstream's endpointslicemirroring.NewController. It panics
-// if maxEndpointsPerSubset is outside 1..1000.
+// signature of upstream's endpointslicemirroring.NewController, so that
+// switching is a change of import. It panics if maxEndpointsPerSubset is
+// outside 1..1000, 0 included (upstream's command line refuses such
+// values; only MirroringOptions.MaxEndpointsPerSubset takes 0 to mean
+// 1000). Events go to the API server; no metrics are recorded (use
+// NewMirroringControllerWithOptions for both choices).
 func NewMirroringController(ctx context.Context, endpointsInformer coreinformers.EndpointsInformer,
 	endpointSliceInformer discoveryinformers.EndpointSliceInformer,
 	serviceInformer coreinformers.ServiceInformer,
@@ -78,30 +82,15 @@ func NewMirroringController(ctx context.Context, endpointsInformer coreinformers
 	client clientset.Interface,
 	endpointUpdatesBatchPeriod time.Duration,
 ) *MirroringController {
-	c, err := NewMirroringControllerWithRecorder(ctx, endpointsInformer, endpointSliceInformer, serviceInformer,
-		maxEndpointsPerSubset, client, endpointUpdatesBatchPeriod, nil)
+	if maxEndpointsPerSubset == 0 {
+		panic(fmt.Sprintf("endpointslice: maxEndpointsPerSubset 0: must be 1..%d", slicer.MaxEndpoints))
+	}
+	c, err := NewMirroringControllerWithOptions(ctx, endpointsInformer, endpointSliceInformer, serviceInformer, client,
+		MirroringOptions{MaxEndpointsPerSubset: maxEndpointsPerSubset, EndpointUpdatesBatchPeriod: endpointUpdatesBatchPeriod})
 	if err != nil {
 		panic(err)
 	}
 	return c
-}
-
-// NewMirroringControllerWithRecorder is NewMirroringController with an
-// error instead of a panic, and the event recorder of the caller's
-// choice (nil: a broadcaster to the API server, started by Run).
-func NewMirroringControllerWithRecorder(ctx context.Context, endpointsInformer coreinformers.EndpointsInformer,
-	endpointSliceInformer discoveryinformers.EndpointSliceInformer,
-	serviceInformer coreinformers.ServiceInformer,
-	maxEndpointsPerSubset int32,
-	client clientset.Interface,
-	endpointUpdatesBatchPeriod time.Duration,
-	recorder record.EventRecorder,
-) (*MirroringController, error) {
-	if maxEndpointsPerSubset == 0 { // refused, as upstream's command line does
-		return nil, fmt.Errorf("endpointslice: maxEndpointsPerSubset 0: must be 1..%d", slicer.MaxEndpoints)
-	}
-	return NewMirroringControllerWithOptions(ctx, endpointsInformer, endpointSliceInformer, serviceInformer, client, MirroringOptions{
-		MaxEndpointsPerSubset: maxEndpointsPerSubset, EndpointUpdatesBatchPeriod: endpointUpdatesBatchPeriod, EventRecorder: recorder})
 }
 
 // MirroringOptions configure NewMirroringControllerWithOptions.

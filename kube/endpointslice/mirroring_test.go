@@ -53,8 +53,8 @@ func newMirrorFixture(t *testing.T, objs ...runtime.Object) (*MirroringControlle
 	fixture.ActAsAPIServer(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	rec := record.NewFakeRecorder(10)
-	c, err := NewMirroringControllerWithRecorder(context.Background(), factory.Core().V1().Endpoints(), factory.Discovery().V1().EndpointSlices(),
-		factory.Core().V1().Services(), 2, client, 0, rec)
+	c, err := NewMirroringControllerWithOptions(context.Background(), factory.Core().V1().Endpoints(), factory.Discovery().V1().EndpointSlices(),
+		factory.Core().V1().Services(), client, MirroringOptions{MaxEndpointsPerSubset: 2, EventRecorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,5 +159,37 @@ func TestMirroringOptionsRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("MaxEndpointsPerSubset %d: error %v, want one containing %q", max, err, want)
 		}
+	}
+}
+
+// NewMirroringController panics for a maxEndpointsPerSubset outside
+// 1..1000, 0 included (only the options take 0 as the default), naming
+// the value.
+func TestNewMirroringControllerPanicsOnBadMax(t *testing.T) {
+	f := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	newWith := func(max int32) (msg string) {
+		defer func() {
+			if r := recover(); r != nil {
+				msg = fmt.Sprint(r)
+			}
+		}()
+		NewMirroringController(context.Background(), f.Core().V1().Endpoints(), f.Discovery().V1().EndpointSlices(),
+			f.Core().V1().Services(), max, fake.NewClientset(), 0)
+		return ""
+	}
+	for _, tc := range []struct {
+		max  int32
+		want string
+	}{
+		{0, "maxEndpointsPerSubset 0: must be 1..1000"},
+		{-5, "MaxEndpointsPerSubset -5: must be 1..1000"},
+		{1001, "MaxEndpointsPerSubset 1001: must be 1..1000"},
+	} {
+		if got := newWith(tc.max); !strings.Contains(got, tc.want) {
+			t.Errorf("NewMirroringController(max %d) panicked with %q, want a panic containing %q", tc.max, got, tc.want)
+		}
+	}
+	if got := newWith(1000); got != "" {
+		t.Errorf("NewMirroringController(max 1000) panicked: %s", got)
 	}
 }
