@@ -52,6 +52,7 @@ import (
 	"k8s.io/client-go/util/keyutil"
 	basecompatibility "k8s.io/component-base/compatibility"
 	logsapi "k8s.io/component-base/logs/api/v1"
+	aggregatorapiserver "k8s.io/kube-aggregator/pkg/apiserver"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
 )
@@ -123,29 +124,69 @@ func start(t testing.TB, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-
 	ctx, cancel := context.WithCancel(context.Background())
-	completed, err := run.Complete(ctx)
+	chain, limit, err := serverChain(ctx, run, opts)
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("completing options: %w", err)
+		return nil, err
+	}
+	stopped, runErr := serve(t, ctx, cancel, chain)
+
+	cfg := rest.CopyConfig(chain.GenericAPIServer.LoopbackClientConfig)
+	cfg.QPS, cfg.Burst = 1000, 2000
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	if err := waitReady(client, stopped, runErr); err != nil {
+		return nil, err
+	}
+	kubeconfig, err := writeKubeconfig(dir, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{Config: cfg, Client: client, KubeconfigPath: kubeconfig, ServerConcurrencyLimit: limit}, nil
+}
+
+// serverChain completes and validates run, builds kube-apiserver's
+// configuration with opts' flow controller and handler wrapper, and
+// creates the server chain; it also returns the total in-flight limit.
+func serverChain(ctx context.Context, run *options.ServerRunOptions, opts Options) (*aggregatorapiserver.APIAggregator, int, error) {
+	completed, err := run.Complete(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("completing options: %w", err)
 	}
 	if errs := completed.Validate(); len(errs) != 0 {
-		cancel()
-		return nil, fmt.Errorf("validating options: %w", errors.Join(errs...))
+		return nil, 0, fmt.Errorf("validating options: %w", errors.Join(errs...))
 	}
 	config, err := app.NewConfig(completed)
 	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("building config: %w", err)
+		return nil, 0, fmt.Errorf("building config: %w", err)
 	}
 	generic := config.KubeAPIs.ControlPlane.Generic
 	limit := generic.MaxRequestsInFlight + generic.MaxMutatingRequestsInFlight
+	if err := customize(config, opts, limit); err != nil {
+		return nil, 0, err
+	}
+	done, err := config.Complete()
+	if err != nil {
+		return nil, 0, fmt.Errorf("completing config: %w", err)
+	}
+	chain, err := app.CreateServerChain(done)
+	if err != nil {
+		return nil, 0, fmt.Errorf("creating server chain: %w", err)
+	}
+	return chain, limit, nil
+}
+
+// customize puts opts' flow controller and API handler wrapper into
+// every server of the chain's configuration.
+func customize(config *app.Config, opts Options, limit int) error {
+	generic := config.KubeAPIs.ControlPlane.Generic
 	if opts.FlowControl != nil {
 		loopback, err := kubernetes.NewForConfig(generic.LoopbackClientConfig)
 		if err != nil {
-			cancel()
-			return nil, fmt.Errorf("loopback client: %w", err)
+			return fmt.Errorf("loopback client: %w", err)
 		}
 		fc := opts.FlowControl(config.KubeAPIs.ControlPlane.VersionedInformers, loopback.FlowcontrolV1(), limit)
 		// NewConfig copies the generic config by value into each server of
@@ -161,53 +202,34 @@ func start(t testing.TB, opts Options) (*Server, error) {
 			g.BuildHandlerChainFunc = func(api http.Handler, c *genericapiserver.Config) http.Handler { return build(wrap(api), c) }
 		}
 	}
-	done, err := config.Complete()
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("completing config: %w", err)
-	}
-	chain, err := app.CreateServerChain(done)
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("creating server chain: %w", err)
-	}
+	return nil
+}
 
-	stopped := make(chan struct{})
-	var runErr error
+// serve runs chain until the test ends (then cancel stops it, within
+// 30 s); stopped closes when it has stopped, with its error in *runErr.
+func serve(t testing.TB, ctx context.Context, cancel context.CancelFunc, chain *aggregatorapiserver.APIAggregator) (stopped chan struct{}, runErr *error) {
+	stopped = make(chan struct{})
+	runErr = new(error)
 	go func() {
 		defer close(stopped)
 		prepared, err := chain.PrepareRun()
 		if err == nil {
 			err = prepared.Run(ctx)
 		}
-		runErr = err
+		*runErr = err
 	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
 		case <-stopped:
-			if runErr != nil && !errors.Is(runErr, context.Canceled) {
-				t.Logf("realapiserver: server stopped with %v", runErr)
+			if *runErr != nil && !errors.Is(*runErr, context.Canceled) {
+				t.Logf("realapiserver: server stopped with %v", *runErr)
 			}
 		case <-time.After(30 * time.Second):
 			t.Errorf("realapiserver: server did not stop within 30s")
 		}
 	})
-
-	cfg := rest.CopyConfig(chain.GenericAPIServer.LoopbackClientConfig)
-	cfg.QPS, cfg.Burst = 1000, 2000
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("client: %w", err)
-	}
-	if err := waitReady(client, stopped, &runErr); err != nil {
-		return nil, err
-	}
-	kubeconfig, err := writeKubeconfig(dir, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &Server{Config: cfg, Client: client, KubeconfigPath: kubeconfig, ServerConcurrencyLimit: limit}, nil
+	return stopped, runErr
 }
 
 // runOptions prepares kube-apiserver's options as its command would after
