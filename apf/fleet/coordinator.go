@@ -47,6 +47,11 @@ type CoordinatorConfig struct {
 	// summaries show where the moved client went before another is moved
 	// (they lag a round behind a move); 0 means DefaultGoAwayCooldown.
 	GoAwayCooldown int
+	// TargetOnly makes the rounds exchange summaries and aim GoAway only:
+	// no fleet level limits and no caps are set, so every admission
+	// decision stays the Controller's own (its borrowing adjustment still
+	// runs every round).
+	TargetOnly bool
 }
 
 // DefaultGoAwayCooldown is CoordinatorConfig.GoAwayCooldown's default:
@@ -144,7 +149,7 @@ func (c *Coordinator) Round(ctx context.Context, now time.Time) error {
 	c.mu.Unlock()
 	own.Replica = c.cfg.Replica
 	c.targetGoAway(own, peers, names)
-	if len(peers) == 0 {
+	if len(peers) == 0 || c.cfg.TargetOnly {
 		c.cfg.Limiter.SetCaps(nil)
 		return err
 	}

@@ -325,12 +325,28 @@ func TestCoordinatorTargetsGoAway(t *testing.T) {
 // fleet's borrowing (its part of the fleet's demand: none, so its lower
 // bound), not its own adjustment's.
 func TestCoordinatorAppliesFleetLevelLimits(t *testing.T) {
+	for _, targetOnly := range []bool{false, true} {
+		alone, fleetwide, lower := fleetLevelLimit(t, targetOnly)
+		switch {
+		case !targetOnly && (fleetwide != lower || alone == fleetwide):
+			t.Errorf("global-default's limit: alone %d, coordinated %d; want the coordinated one at its lower bound %d, unlike alone", alone, fleetwide, lower)
+		case targetOnly && alone != fleetwide:
+			t.Errorf("TargetOnly: global-default's limit: alone %d, coordinated %d; want the same", alone, fleetwide)
+		}
+	}
+}
+
+// fleetLevelLimit runs one round of r0 beside a busy peer and returns
+// global-default's limit on a plain controller and on r0, and its lower
+// bound.
+func fleetLevelLimit(t *testing.T, targetOnly bool) (alone, fleetwide, lower int) {
+	t.Helper()
 	clk := &stepClock{now: start}
 	plain := newController(t, nil, clk, nil)
 	fl := apf.NewFlowLimiter()
 	c := newController(t, nil, clk, fl)
 	store := fleet.NewMemoryStore()
-	co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: "r0", Store: store, Controller: c, Limiter: fl, Period: time.Second})
+	co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: "r0", Store: store, Controller: c, Limiter: fl, Period: time.Second, TargetOnly: targetOnly})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,10 +362,7 @@ func TestCoordinatorAppliesFleetLevelLimits(t *testing.T) {
 	if err := co.Round(context.Background(), clk.now); err != nil {
 		t.Fatal(err)
 	}
-	alone, fleetwide := plain.Limits()["global-default"].Current, c.Limits()["global-default"].Current
-	if fleetwide != gd.Lower || alone == fleetwide {
-		t.Errorf("global-default's limit: alone %d, coordinated %d; want the coordinated one at its lower bound %d, unlike alone", alone, fleetwide, gd.Lower)
-	}
+	return plain.Limits()["global-default"].Current, c.Limits()["global-default"].Current, gd.Lower
 }
 
 // TestCoordinatorGoAwayCoolsDownAfterClose: after a close, a replica
