@@ -42,7 +42,22 @@ type CoordinatorConfig struct {
 	// flow while the replica is Overloaded, and at nothing otherwise; give
 	// the same one to the Controller's Handler (HandlerOptions.GoAway).
 	GoAway *apf.TargetedGoAway
+	// GoAwayCooldown is how many rounds, starting with the first round
+	// after GoAway closed a connection, it targets nothing, so that the
+	// summaries show where the moved client went before another is moved
+	// (they lag a round behind a move); 0 means DefaultGoAwayCooldown.
+	GoAwayCooldown int
+	// TargetOnly makes the rounds exchange summaries and aim GoAway only:
+	// no fleet level limits and no caps are set, so every admission
+	// decision stays the Controller's own (its borrowing adjustment still
+	// runs every round).
+	TargetOnly bool
 }
+
+// DefaultGoAwayCooldown is CoordinatorConfig.GoAwayCooldown's default:
+// the round after a close, whose summaries still show the client where
+// it was, and the next one.
+const DefaultGoAwayCooldown = 2
 
 // Coordinator runs one replica's part of the fleet on an apf.Controller:
 // every round it runs the controller's borrowing adjustment (exactly
@@ -63,6 +78,9 @@ type Coordinator struct {
 	cfg  CoordinatorConfig
 	ex   *Exchange
 	last time.Time // of the previous round; zero before the first
+
+	closedSeen int // GoAway.Closed() at the previous round
+	quiet      int // rounds left in which GoAway targets nothing
 
 	mu      sync.Mutex
 	peers   int
@@ -87,6 +105,9 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 	if cfg.Period < 0 {
 		errs = append(errs, fmt.Errorf("fleet: CoordinatorConfig.Period=%v must not be negative", cfg.Period))
 	}
+	if cfg.GoAwayCooldown < 0 {
+		errs = append(errs, fmt.Errorf("fleet: CoordinatorConfig.GoAwayCooldown=%d must not be negative", cfg.GoAwayCooldown))
+	}
 	if cfg.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("fleet: CoordinatorConfig.Timeout=%v must not be negative", cfg.Timeout))
 	}
@@ -98,6 +119,9 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = cfg.Period / 2
+	}
+	if cfg.GoAwayCooldown == 0 {
+		cfg.GoAwayCooldown = DefaultGoAwayCooldown
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = fairqueue.RealClock{}
@@ -124,15 +148,8 @@ func (c *Coordinator) Round(ctx context.Context, now time.Time) error {
 	c.peers = len(peers)
 	c.mu.Unlock()
 	own.Replica = c.cfg.Replica
-	if g := c.cfg.GoAway; g != nil {
-		heavy := len(own.Flows) > 0 && Overloaded(own, peers)
-		if heavy {
-			g.Target(names[own.Flows[0].Level+"\x00"+own.Flows[0].Flow], true)
-		} else {
-			g.Target(apf.FlowKey{}, false)
-		}
-	}
-	if len(peers) == 0 {
+	c.targetGoAway(own, peers, names)
+	if len(peers) == 0 || c.cfg.TargetOnly {
 		c.cfg.Limiter.SetCaps(nil)
 		return err
 	}
@@ -149,6 +166,25 @@ func (c *Coordinator) Round(ctx context.Context, now time.Time) error {
 	}
 	c.cfg.Limiter.SetCaps(caps)
 	return err
+}
+
+// targetGoAway aims GoAway at this replica's heaviest flow while it is
+// Overloaded, unless a connection was closed within the last
+// GoAwayCooldown rounds.
+func (c *Coordinator) targetGoAway(own Summary, peers []Summary, names map[string]apf.FlowKey) {
+	g := c.cfg.GoAway
+	if g == nil {
+		return
+	}
+	if closed := g.Closed(); closed != c.closedSeen {
+		c.closedSeen, c.quiet = closed, c.cfg.GoAwayCooldown
+	}
+	if c.quiet == 0 && len(own.Flows) > 0 && Overloaded(own, peers) {
+		g.Target(names[own.Flows[0].Level+"\x00"+own.Flows[0].Flow], true)
+	} else {
+		g.Target(apf.FlowKey{}, false)
+	}
+	c.quiet = max(0, c.quiet-1)
 }
 
 // Peers returns how many peers the last round decided with (0: alone).

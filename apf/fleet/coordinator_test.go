@@ -245,52 +245,76 @@ func TestCoordinatorStartClose(t *testing.T) {
 }
 
 func TestNewCoordinatorErrors(t *testing.T) {
-	_, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Period: -1, Timeout: -2})
-	for _, want := range []string{"Replica is empty", "Store is nil", "Controller is nil", "Limiter is nil", "Period=-1ns", "Timeout=-2ns"} {
+	_, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Period: -1, Timeout: -2, GoAwayCooldown: -3})
+	for _, want := range []string{"Replica is empty", "Store is nil", "Controller is nil", "Limiter is nil", "Period=-1ns", "Timeout=-2ns", "GoAwayCooldown=-3"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("NewCoordinator(bad) = %v, want it to name %q", err, want)
 		}
 	}
 }
 
-// TestCoordinatorTargetsGoAway: a replica busier than its idle peer
-// targets its heaviest flow; once the peer is as busy, nothing.
-func TestCoordinatorTargetsGoAway(t *testing.T) {
-	clk := &stepClock{now: start}
-	store := fleet.NewMemoryStore()
+// goAwayFleet is replica r0, with a TargetedGoAway, beside peer r1 whose
+// summaries a test publishes.
+type goAwayFleet struct {
+	clk   *stepClock
+	store *fleet.MemoryStore
+	c     *apf.Controller
+	g     *apf.TargetedGoAway
+	co    *fleet.Coordinator
+}
+
+func newGoAwayFleet(t *testing.T) *goAwayFleet {
+	t.Helper()
+	f := &goAwayFleet{clk: &stepClock{now: start}, store: fleet.NewMemoryStore()}
 	fl := apf.NewFlowLimiter()
-	c := newController(t, nil, clk, fl)
-	g, _ := apf.NewTargetedGoAway(time.Nanosecond)
-	co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: "r0", Store: store, Controller: c, Limiter: fl, Period: time.Second, GoAway: g})
+	f.c = newController(t, nil, f.clk, fl)
+	f.g, _ = apf.NewTargetedGoAway(time.Nanosecond)
+	co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: "r0", Store: f.store, Controller: f.c, Limiter: fl, Period: time.Second, GoAway: f.g})
 	if err != nil {
 		t.Fatal(err)
 	}
-	heavy := apf.FlowKey{PriorityLevel: "global-default", FlowSchema: "global-default", Distinguisher: "heavy"}
+	f.co = co
+	return f
+}
+
+// round publishes r1's summary number period with peerDemand, runs one
+// second of a request by each of users on r0, and r0's round.
+func (f *goAwayFleet) round(t *testing.T, period int, peerDemand float64, users ...string) {
+	t.Helper()
+	if err := f.store.Publish(context.Background(), fleet.Summary{Replica: "r1", Period: uint64(period), ServerConcurrencyLimit: 60,
+		Levels: []fleet.LevelDemand{{Name: "global-default", CurrentCL: 5, Demand: flowschema.SeatDemand{Average: peerDemand}}}}); err != nil {
+		t.Fatal(err)
+	}
+	var tks []apf.Ticket
+	for _, u := range users {
+		tk, err := f.c.Wait(context.Background(), userRequest(u), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tks = append(tks, tk)
+	}
+	f.clk.now = f.clk.now.Add(time.Second)
+	for _, tk := range tks {
+		tk.Finish()
+	}
+	if err := f.co.Round(context.Background(), f.clk.now); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var heavyFlow = apf.FlowKey{PriorityLevel: "global-default", FlowSchema: "global-default", Distinguisher: "heavy"}
+
+// TestCoordinatorTargetsGoAway: a replica busier than its idle peer
+// targets its heaviest flow; once the peer is as busy, nothing.
+func TestCoordinatorTargetsGoAway(t *testing.T) {
+	f := newGoAwayFleet(t)
 	for i, peerDemand := range []float64{0, 1000} {
-		if err := store.Publish(context.Background(), fleet.Summary{Replica: "r1", Period: uint64(i + 1), ServerConcurrencyLimit: 60,
-			Levels: []fleet.LevelDemand{{Name: "global-default", CurrentCL: 5, Demand: flowschema.SeatDemand{Average: peerDemand}}}}); err != nil {
-			t.Fatal(err)
-		}
-		var tks []apf.Ticket
-		for _, u := range []string{"heavy", "heavy", "light"} {
-			tk, err := c.Wait(context.Background(), userRequest(u), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tks = append(tks, tk)
-		}
-		clk.now = clk.now.Add(time.Second)
-		for _, tk := range tks {
-			tk.Finish()
-		}
-		if err := co.Round(context.Background(), clk.now); err != nil {
-			t.Fatal(err)
-		}
+		f.round(t, i+1, peerDemand, "heavy", "heavy", "light")
 		want := peerDemand == 0
-		if got := g.Closes(clk.now, heavy); got != want {
+		if got := f.g.Closes(f.clk.now, heavyFlow); got != want {
 			t.Errorf("peer demand %v: GoAway closes heavy = %v, want %v", peerDemand, got, want)
 		}
-		if g.Closes(clk.now.Add(time.Millisecond), apf.FlowKey{PriorityLevel: "global-default", FlowSchema: "global-default", Distinguisher: "light"}) {
+		if f.g.Closes(f.clk.now.Add(time.Millisecond), apf.FlowKey{PriorityLevel: "global-default", FlowSchema: "global-default", Distinguisher: "light"}) {
 			t.Errorf("peer demand %v: GoAway closes light", peerDemand)
 		}
 	}
@@ -301,12 +325,28 @@ func TestCoordinatorTargetsGoAway(t *testing.T) {
 // fleet's borrowing (its part of the fleet's demand: none, so its lower
 // bound), not its own adjustment's.
 func TestCoordinatorAppliesFleetLevelLimits(t *testing.T) {
+	for _, targetOnly := range []bool{false, true} {
+		alone, fleetwide, lower := fleetLevelLimit(t, targetOnly)
+		switch {
+		case !targetOnly && (fleetwide != lower || alone == fleetwide):
+			t.Errorf("global-default's limit: alone %d, coordinated %d; want the coordinated one at its lower bound %d, unlike alone", alone, fleetwide, lower)
+		case targetOnly && alone != fleetwide:
+			t.Errorf("TargetOnly: global-default's limit: alone %d, coordinated %d; want the same", alone, fleetwide)
+		}
+	}
+}
+
+// fleetLevelLimit runs one round of r0 beside a busy peer and returns
+// global-default's limit on a plain controller and on r0, and its lower
+// bound.
+func fleetLevelLimit(t *testing.T, targetOnly bool) (alone, fleetwide, lower int) {
+	t.Helper()
 	clk := &stepClock{now: start}
 	plain := newController(t, nil, clk, nil)
 	fl := apf.NewFlowLimiter()
 	c := newController(t, nil, clk, fl)
 	store := fleet.NewMemoryStore()
-	co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: "r0", Store: store, Controller: c, Limiter: fl, Period: time.Second})
+	co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: "r0", Store: store, Controller: c, Limiter: fl, Period: time.Second, TargetOnly: targetOnly})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,8 +362,22 @@ func TestCoordinatorAppliesFleetLevelLimits(t *testing.T) {
 	if err := co.Round(context.Background(), clk.now); err != nil {
 		t.Fatal(err)
 	}
-	alone, fleetwide := plain.Limits()["global-default"].Current, c.Limits()["global-default"].Current
-	if fleetwide != gd.Lower || alone == fleetwide {
-		t.Errorf("global-default's limit: alone %d, coordinated %d; want the coordinated one at its lower bound %d, unlike alone", alone, fleetwide, gd.Lower)
+	return plain.Limits()["global-default"].Current, c.Limits()["global-default"].Current, gd.Lower
+}
+
+// TestCoordinatorGoAwayCoolsDownAfterClose: after a close, a replica
+// that stays busier than its idle peer targets nothing for
+// GoAwayCooldown rounds (the summaries still show the moved client where
+// it was), then targets again.
+func TestCoordinatorGoAwayCoolsDownAfterClose(t *testing.T) {
+	f := newGoAwayFleet(t)
+	var got []bool
+	for i := range 5 {
+		f.round(t, i+1, 0, "heavy", "heavy", "heavy")
+		got = append(got, f.g.Closes(f.clk.now, heavyFlow))
+	}
+	// Closed in round 0, quiet in rounds 1 and 2, closed in 3, quiet in 4.
+	if d := cmp.Diff([]bool{true, false, false, true, false}, got); d != "" {
+		t.Errorf("GoAway closes heavy, by round (-want +got):\n%s", d)
 	}
 }

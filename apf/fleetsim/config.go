@@ -36,10 +36,16 @@ const (
 	// GoAwayRandom closes the connection of each request with probability
 	// GoAway.Chance, as kube-apiserver's --goaway-chance.
 	GoAwayRandom GoAwayMode = "random"
-	// GoAwayTargeted closes, every GoAway.Period, on each replica that
-	// has more seat demand per seat than the fleet while another replica
-	// has idle seats, the connection that used the most seat-seconds there
-	// during the period.
+	// GoAwayTargeted runs the shipping code: each replica's
+	// fleet.Coordinator aims its apf.TargetedGoAway (CoordinatorConfig.
+	// GoAway) at its heaviest flow while fleet.Overloaded, and each
+	// dispatched request of a client holding a connection asks it
+	// (TargetedGoAway.Closes), as the middleware does: the response closes
+	// the connection and the client's next request reconnects through the
+	// balancer. Without Config.Coordinate the Coordinators run every
+	// GoAway.Period for targeting only (CoordinatorConfig.TargetOnly: no
+	// fleet level limits, no caps; their borrowing adjustment runs at that
+	// period); with it, every CoordinationPeriod with both decisions.
 	GoAwayTargeted GoAwayMode = "targeted"
 )
 
@@ -54,7 +60,8 @@ type GoAway struct {
 	// Chance is the probability per request for GoAwayRandom (0 means
 	// UpstreamGoAwayChance); at most 0.02, kube-apiserver's bound.
 	Chance float64
-	// Period is how often GoAwayTargeted looks (0 means one second).
+	// Period is GoAwayTargeted's TargetedGoAway interval, and its rounds'
+	// period without Config.Coordinate (0 means one second).
 	Period time.Duration
 }
 

@@ -22,9 +22,10 @@
 // replica, whatever the balancer. A GOAWAY closes a connection; the
 // client's next request opens a new one through the balancer: GoAwayRandom
 // closes a request's connection with a fixed chance (kube-apiserver's
-// --goaway-chance), GoAwayTargeted the heaviest connection of a replica
-// that has more than its part of the fleet's demand while another has idle
-// seats.
+// --goaway-chance), GoAwayTargeted runs the shipping policy: each
+// replica's fleet.Coordinator aims an apf.TargetedGoAway at its heaviest
+// flow while fleet.Overloaded, and a dispatched request of that flow's
+// connection closes it, as the apf middleware does.
 //
 // # Fair share
 //

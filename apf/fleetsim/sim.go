@@ -30,7 +30,9 @@ type sim struct {
 	byReq    map[*apf.Request]*request
 	pending  []*request // queued requests dispatched in the current event
 	waiting  map[*request]bool
-	next     int // the balancer's turn
+	next     int           // the balancer's turn
+	period   time.Duration // of the Coordinators' rounds
+	keys     []apf.FlowKey // each flow's, as the replicas classify it
 	stats    totals
 }
 
@@ -45,7 +47,8 @@ type replica struct {
 	maxSeat uint64
 	limits  apf.Limits // the level's, as last reported
 
-	coord *coordination // nil unless Config.Coordinate
+	coord  *coordination       // nil unless Config.Coordinate or GoAwayTargeted
+	goAway *apf.TargetedGoAway // nil unless GoAwayTargeted
 
 	used      float64 // seat-seconds executed
 	executing int     // seats
@@ -82,7 +85,6 @@ type client struct {
 	rate   float64
 	sticky bool // keeps a connection: pinned, or BalancerPinned
 	conn   int  // the replica its connection is on; -1: none open
-	recent float64
 }
 
 // flowStats is what happened to one flow's requests.
@@ -141,7 +143,9 @@ func (s *sim) start() error {
 	s.flows = make([]flowStats, len(s.cfg.Flows))
 	for fi, f := range s.cfg.Flows {
 		req := flowRequest(f.Name)
-		if cl := s.replicas[0].c.Classify(&req); cl.PriorityLevel != s.cfg.Level {
+		cl := s.replicas[0].c.Classify(&req)
+		s.keys = append(s.keys, apf.FlowKey{PriorityLevel: cl.PriorityLevel, FlowSchema: cl.FlowSchema, Distinguisher: cl.Distinguisher})
+		if cl.PriorityLevel != s.cfg.Level {
 			errs = append(errs, fmt.Errorf("fleetsim: Config.Flows[%d] (%q) is classified to priority level %q, not Config.Level %q",
 				fi, f.Name, cl.PriorityLevel, s.cfg.Level))
 		}
@@ -167,13 +171,10 @@ func (s *sim) start() error {
 		}
 		return err
 	}
-	if s.cfg.Coordinate {
+	if s.cfg.Coordinate || s.cfg.GoAway.Mode == GoAwayTargeted {
 		if err := s.startCoordination(); err != nil {
 			return err
 		}
-	}
-	if s.cfg.GoAway.Mode == GoAwayTargeted {
-		s.clock.AfterFunc(s.cfg.GoAway.Period, s.targetedGoAway)
 	}
 	return nil
 }
@@ -301,8 +302,13 @@ func (s *sim) ended(rq *request, res waitResult) {
 	ss := float64(rq.seats) * measured(s.from, rq.start, minTime(rq.start.Add(exec), s.end)).Seconds()
 	rep.used += ss
 	fs.seatSeconds += ss
-	rq.client.recent += float64(rq.seats) * exec.Seconds()
 	s.clock.AfterFunc(exec, func() { s.finish(rq) })
+	// As the middleware asks for each admitted request: a GOAWAY on the
+	// response, and the client's next request reconnects.
+	if rep.goAway != nil && rq.client.sticky && rep.goAway.Closes(s.clock.Now(), s.keys[rq.client.flow]) {
+		rq.client.conn = -1
+		s.stats.goaways++
+	}
 }
 
 // rejected counts the rejection of rq.

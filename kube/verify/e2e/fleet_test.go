@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -120,6 +121,19 @@ type fleetReplica struct {
 
 func startFleetReplica(t *testing.T, name string, store fleet.Store, served *flowCounts) *fleetReplica {
 	t.Helper()
+	return startFleetReplicaWith(t, name, store, served, fleetReplicaOptions{})
+}
+
+// fleetReplicaOptions are what the GOAWAY test varies of a replica.
+type fleetReplicaOptions struct {
+	goAway    *apf.TargetedGoAway // the Coordinator's and the Handler's (with a store)
+	chance    float64             // upstream's --goaway-chance filter around the handler
+	http2     bool                // serve HTTP/2 over TLS
+	executing *atomic.Int64       // counts the executions in progress
+}
+
+func startFleetReplicaWith(t *testing.T, name string, store fleet.Store, served *flowCounts, o fleetReplicaOptions) *fleetReplica {
+	t.Helper()
 	r := &fleetReplica{name: name}
 	opts := apf.Options{ServerConcurrencyLimit: fleetServerCL, AdjustPeriod: fleetPeriod}
 	var fl *apf.FlowLimiter
@@ -136,20 +150,33 @@ func startFleetReplica(t *testing.T, name string, store fleet.Store, served *flo
 		// A store call may hang for 5 s in the outage: far longer than
 		// any request may take, so that one waiting on it would show.
 		r.co, err = fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: name, Store: store, Controller: c, Limiter: fl,
-			Period: fleetPeriod, Timeout: 5 * time.Second})
+			Period: fleetPeriod, Timeout: 5 * time.Second, GoAway: o.goAway})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	work := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if o.executing != nil {
+			o.executing.Add(1)
+			defer o.executing.Add(-1)
+		}
 		time.Sleep(fleetExec)
 		served.add(req.Header.Get(apf.HeaderRemoteUser))
 	})
-	h, err := c.Handler(work, apf.HandlerOptions{User: apf.RequestHeaderUser, DefaultWaitLimit: time.Second})
+	h, err := c.Handler(work, apf.HandlerOptions{User: apf.RequestHeaderUser, DefaultWaitLimit: time.Second, GoAway: o.goAway})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.srv = httptest.NewServer(h)
+	if o.chance > 0 {
+		h = genericfilters.WithProbabilisticGoaway(h, o.chance)
+	}
+	r.srv = httptest.NewUnstartedServer(h)
+	if o.http2 {
+		r.srv.EnableHTTP2 = true
+		r.srv.StartTLS()
+	} else {
+		r.srv.Start()
+	}
 	if r.co != nil {
 		r.co.Start()
 	}

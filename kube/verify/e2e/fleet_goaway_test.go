@@ -1,0 +1,217 @@
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fairslice/fairslice/apf"
+	"github.com/fairslice/fairslice/apf/fleet"
+	"github.com/fairslice/fairslice/kube/fleetlease"
+	"github.com/fairslice/fairslice/kube/verify/internal/realapiserver"
+)
+
+// fleetBalancer is an L4 load balancer in front of the replicas, as a
+// client's dialer: each new connection goes to the next replica in turn,
+// but a client's first goes where the test says (all heavy clients
+// connected while replicas 1 and 2 restarted, say). Over HTTP/2 a client
+// keeps its one connection until a GOAWAY closes it.
+type fleetBalancer struct {
+	replicas []*fleetReplica
+	next     atomic.Int64
+}
+
+func (b *fleetBalancer) client(first int) *http.Client {
+	var mu sync.Mutex
+	dials := 0
+	tr := &http.Transport{ForceAttemptHTTP2: true}
+	tr.DialTLSContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+		mu.Lock()
+		i := first
+		if dials > 0 {
+			i = int(b.next.Add(1) % int64(len(b.replicas)))
+		}
+		dials++
+		mu.Unlock()
+		d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}}} // the replicas' test certificates
+		return d.DialContext(ctx, "tcp", b.replicas[i].srv.Listener.Addr().String())
+	}
+	return &http.Client{Timeout: 20 * time.Second, Transport: tr}
+}
+
+// goAwayRun is what one phase of the GOAWAY test measured.
+type goAwayRun struct {
+	rejected, rejectedWhileIdle int64
+	utilisation                 []float64 // mean executing / seats, per replica
+	closed                      int       // connections the targeted GOAWAY closed
+}
+
+// spread is the most over the least used replica's utilisation.
+func (r goAwayRun) spread() float64 {
+	lo, hi := r.utilisation[0], r.utilisation[0]
+	for _, u := range r.utilisation {
+		lo, hi = min(lo, u), max(hi, u)
+	}
+	return hi / max(lo, 1e-9)
+}
+
+// runGoAwayPhase starts three HTTP/2 replicas, three heavy clients each
+// on one connection to replica 0 and one light client on each replica,
+// and measures for window after warmup: how many requests were rejected,
+// how many of those while the fleet executed on at most 70% of its
+// seats, and each replica's utilisation.
+func runGoAwayPhase(t *testing.T, store fleet.Store, chance float64, targeted bool, warmup, window time.Duration) goAwayRun {
+	t.Helper()
+	executing := make([]atomic.Int64, fleetReplicas)
+	b := &fleetBalancer{}
+	var goAways []*apf.TargetedGoAway
+	for i := range fleetReplicas {
+		o := fleetReplicaOptions{http2: true, chance: chance, executing: &executing[i]}
+		if targeted {
+			g, err := apf.NewTargetedGoAway(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.goAway = g
+			goAways = append(goAways, g)
+		}
+		b.replicas = append(b.replicas, startFleetReplicaWith(t, fmt.Sprint("replica-", i), store, &flowCounts{}, o))
+	}
+	defer func() {
+		for _, r := range b.replicas {
+			r.stop()
+		}
+	}()
+	fleetBusy := func() int64 {
+		var n int64
+		for i := range executing {
+			n += executing[i].Load()
+		}
+		return n
+	}
+	var measuring atomic.Bool
+	var rejected, whileIdle atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	worker := func(client *http.Client, user string) {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			req, _ := http.NewRequest("GET", "https://fleet/api/v1/namespaces/default/configmaps/x", nil)
+			req.Header.Set(apf.HeaderRemoteUser, user)
+			req.Header.Set(apf.HeaderRemoteGroup, "system:authenticated")
+			resp, err := client.Do(req)
+			if err != nil {
+				time.Sleep(20 * time.Millisecond)
+				continue
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusTooManyRequests {
+				if measuring.Load() {
+					rejected.Add(1)
+					if fleetBusy()*10 <= 7*fleetReplicas*fleetServerCL {
+						whileIdle.Add(1)
+					}
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}
+	start := func(user string, first, workers int) {
+		client := b.client(first)
+		// One request first, so that the workers share the connection it
+		// opens on replica first.
+		req, _ := http.NewRequest("GET", "https://fleet/healthz", nil)
+		req.Header.Set(apf.HeaderRemoteUser, user)
+		if resp, err := client.Do(req); err != nil {
+			t.Fatalf("%s's first request: %v", user, err)
+		} else {
+			resp.Body.Close()
+			if resp.ProtoMajor != 2 {
+				t.Fatalf("%s's first request: %s, want HTTP/2", user, resp.Proto)
+			}
+		}
+		for range workers {
+			wg.Add(1)
+			go worker(client, user)
+		}
+	}
+	for i := range fleetReplicas {
+		start(fmt.Sprint("heavy-", i), 0, fleetWorkers)
+		start(fmt.Sprint("light-", i), i, 1)
+	}
+	defer func() { close(stop); wg.Wait() }()
+
+	time.Sleep(warmup)
+	measuring.Store(true)
+	sums := make([]float64, fleetReplicas)
+	samples := 0
+	for end := time.Now().Add(window); time.Now().Before(end); samples++ {
+		for i := range executing {
+			sums[i] += float64(executing[i].Load())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	measuring.Store(false)
+	run := goAwayRun{rejected: rejected.Load(), rejectedWhileIdle: whileIdle.Load()}
+	for _, s := range sums {
+		run.utilisation = append(run.utilisation, s/float64(samples)/fleetServerCL)
+	}
+	for _, g := range goAways {
+		run.closed += g.Closed()
+	}
+	return run
+}
+
+// TestFleetTargetedGoAwayMovesPinnedClients: three apf servers speak
+// HTTP/2 behind a connection-level balancer, and every heavy client's
+// one connection landed on replica 0. Without GOAWAY, replica 0 rejects
+// while the fleet idles, and the other replicas are nearly unused. With
+// targeted GOAWAY (the Coordinator, exchanging through Leases on a real
+// API server, aims apf.TargetedGoAway at replica 0's heaviest flow while
+// replica 0 is over its fleet share and others idle) the heavy clients
+// move until the fleet is evenly used, and the rejections while idle all
+// but vanish. Upstream's --goaway-chance at 0.001 (its filter,
+// WithProbabilisticGoaway, around the same handler) is measured beside.
+func TestFleetTargetedGoAwayMovesPinnedClients(t *testing.T) {
+	srv := realapiserver.Start(t, realapiserver.Options{})
+	leases, err := fleetlease.New(fleetlease.Config{Client: srv.Client.CoordinationV1(), Namespace: "default", Fleet: "goaway"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const warmup, window = 10 * time.Second, 10 * time.Second
+	report := func(name string, r goAwayRun) {
+		t.Logf("%-28s rejected %5d, %5d of them while >= 30%% of the fleet's seats idled; utilisation per replica %.2f, spread %.2f; targeted GOAWAYs %d",
+			name+":", r.rejected, r.rejectedWhileIdle, r.utilisation, r.spread(), r.closed)
+	}
+	off := runGoAwayPhase(t, nil, 0, false, warmup, window)
+	report("GOAWAY off", off)
+	random := runGoAwayPhase(t, nil, 0.001, false, warmup, window)
+	report("random, --goaway-chance 0.001", random)
+	targeted := runGoAwayPhase(t, leases, 0, true, warmup, window)
+	report("targeted (coordinated)", targeted)
+
+	if off.rejectedWhileIdle < 100 || off.spread() < 2 {
+		t.Errorf("GOAWAY off: %d rejections while the fleet idled, spread %.2f; want the pinned replica to reject while others idle (at least 100, spread at least 2)",
+			off.rejectedWhileIdle, off.spread())
+	}
+	if targeted.rejectedWhileIdle*10 > off.rejectedWhileIdle || targeted.spread() > 1.5 {
+		t.Errorf("targeted GOAWAY: %d rejections while the fleet idled (off: %d), spread %.2f; want at most a tenth of off's and a spread of at most 1.5",
+			targeted.rejectedWhileIdle, off.rejectedWhileIdle, targeted.spread())
+	}
+	if targeted.closed == 0 {
+		t.Error("targeted GOAWAY closed no connection")
+	}
+}
