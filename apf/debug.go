@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/fairslice/fairslice/fairqueue"
 )
@@ -86,10 +85,10 @@ func WriteQueues(w io.Writer, dumps []LevelDump) error {
 		"NextDispatchR", "InitialSeatsSum", "MaxSeatsSum", "TotalWorkSum")
 	io.WriteString(tw, "\n")
 	for i := range dumps {
-		for iq, q := range dumps[i].QueueSet.Queues {
-			writeRow(tw, dumps[i].Name, strconv.Itoa(iq), strconv.Itoa(len(q.Waiting)), strconv.Itoa(len(q.Executing)),
-				strconv.Itoa(q.SeatsInUse), q.NextDispatchR.String(), strconv.Itoa(q.InitialSeatsSum),
-				strconv.Itoa(q.MaxSeatsSum), q.TotalWorkSum.String())
+		d := dumps[i].QueueSet
+		d.Name = dumps[i].Name
+		for iq := range d.Queues {
+			writeRow(tw, d.QueueColumns(iq)...)
 			io.WriteString(tw, "\n")
 		}
 	}
@@ -110,42 +109,33 @@ func WriteRequests(w io.Writer, dumps []LevelDump, details bool) error {
 	}
 	io.WriteString(tw, "\n")
 	for i := range dumps {
-		name := dumps[i].Name
-		one := func(iq, ir int, r *fairqueue.RequestDump) {
-			writeRow(tw, name, r.FlowSchema, strconv.Itoa(iq), strconv.Itoa(ir), r.FlowDistinguisher,
-				r.ArriveTime.UTC().Format(time.RFC3339Nano), strconv.Itoa(int(r.Work.InitialSeats)),
-				strconv.Itoa(int(r.Work.FinalSeats)), r.Work.AdditionalLatency.String(),
-				r.StartTime.UTC().Format(time.RFC3339Nano))
+		d := dumps[i].QueueSet
+		d.Name = dumps[i].Name
+		d.EachRequest(func(queue, position int, r *fairqueue.RequestDump) {
+			writeRow(tw, d.RequestColumns(queue, position, r)...)
 			if details {
 				io.WriteString(tw, ",\t")
-				var req Request
-				if p := requestOf(r); p != nil {
-					req = *p
-				}
-				ri := &req.Info
-				gv := ri.APIVersion
-				if ri.APIGroup != "" {
-					gv = ri.APIGroup + "/" + ri.APIVersion
-				}
-				writeRow(tw, req.User.Name, ri.Verb, ri.Path, ri.Namespace, ri.Name, gv, ri.Resource, ri.Subresource)
+				writeRow(tw, requestDetails(r)...)
 			}
 			io.WriteString(tw, "\n")
-		}
-		d := &dumps[i].QueueSet
-		for iq := range d.Queues {
-			q := &d.Queues[iq]
-			for ir := range q.Waiting {
-				one(iq, ir, &q.Waiting[ir])
-			}
-			for ir := range q.Executing {
-				one(iq, -1, &q.Executing[ir])
-			}
-		}
-		for ir := range d.QueuelessExecuting {
-			one(-1, -1, &d.QueuelessExecuting[ir])
-		}
+		})
 	}
 	return tw.Flush()
+}
+
+// requestDetails returns the columns dump_requests adds with
+// includeRequestDetails: the user and request attributes.
+func requestDetails(r *fairqueue.RequestDump) []string {
+	var req Request
+	if p := requestOf(r); p != nil {
+		req = *p
+	}
+	ri := &req.Info
+	gv := ri.APIVersion
+	if ri.APIGroup != "" {
+		gv = ri.APIGroup + "/" + ri.APIVersion
+	}
+	return []string{req.User.Name, ri.Verb, ri.Path, ri.Namespace, ri.Name, gv, ri.Resource, ri.Subresource}
 }
 
 // DebugHandler serves upstream's three debug endpoints (see the DebugPath

@@ -3,6 +3,7 @@ package apf
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -68,31 +69,42 @@ func ParseRequestInfo(r *http.Request) (RequestInfo, error) {
 	ri.APIVersion = parts[0]
 	parts = parts[1:]
 
-	viaPath := false
-	if parts[0] == "watch" || parts[0] == "proxy" {
+	viaPath := parts[0] == "watch" || parts[0] == "proxy"
+	if viaPath {
 		if len(parts) < 2 {
 			return ri, fmt.Errorf("apf: unable to determine kind and namespace from url %s", r.URL)
 		}
 		ri.Verb = parts[0]
 		parts = parts[1:]
-		viaPath = true
 	} else {
-		switch r.Method {
-		case http.MethodPost:
-			ri.Verb = "create"
-		case http.MethodGet, http.MethodHead:
-			ri.Verb = "get"
-		case http.MethodPut:
-			ri.Verb = "update"
-		case http.MethodPatch:
-			ri.Verb = "patch"
-		case http.MethodDelete:
-			ri.Verb = "delete"
-		default:
-			ri.Verb = ""
-		}
+		ri.Verb = methodVerb(r.Method)
 	}
+	ri.setResource(parts)
+	ri.setCollection(r.URL, viaPath)
+	return ri, nil
+}
 
+// methodVerb returns the verb of a resource request's HTTP method, before
+// the collection verbs (list, watch, deletecollection) are told apart.
+func methodVerb(method string) string {
+	switch method {
+	case http.MethodPost:
+		return "create"
+	case http.MethodGet, http.MethodHead:
+		return "get"
+	case http.MethodPut:
+		return "update"
+	case http.MethodPatch:
+		return "patch"
+	case http.MethodDelete:
+		return "delete"
+	}
+	return ""
+}
+
+// setResource sets namespace, resource, name and subresource from the
+// path segments after the version (and a watch or proxy segment).
+func (ri *RequestInfo) setResource(parts []string) {
 	if parts[0] == "namespaces" {
 		if len(parts) > 1 {
 			ri.Namespace = parts[1]
@@ -110,10 +122,16 @@ func ParseRequestInfo(r *http.Request) (RequestInfo, error) {
 		ri.Name = parts[1]
 	}
 	ri.Resource = parts[0]
+}
 
+// setCollection turns get and delete without a name into list, watch or
+// deletecollection (a fieldSelector on metadata.name naming the object, as
+// upstream), and records the selectors of collection requests whose verb
+// did not come from the path.
+func (ri *RequestInfo) setCollection(u *url.URL, viaPath bool) {
 	var query map[string][]string
 	if ri.Name == "" && ri.Verb == "get" {
-		query = r.URL.Query()
+		query = u.Query()
 		if watchParam(query["watch"]) {
 			ri.Verb = "watch"
 		} else {
@@ -134,7 +152,7 @@ func ParseRequestInfo(r *http.Request) (RequestInfo, error) {
 	}
 	if !viaPath && (ri.Verb == "list" || ri.Verb == "watch" || ri.Verb == "deletecollection") {
 		if query == nil {
-			query = r.URL.Query()
+			query = u.Query()
 		}
 		if vals := query["fieldSelector"]; len(vals) > 0 {
 			ri.FieldSelector = vals[0]
@@ -143,7 +161,6 @@ func ParseRequestInfo(r *http.Request) (RequestInfo, error) {
 			ri.LabelSelector = vals[0]
 		}
 	}
-	return ri, nil
 }
 
 // watchParam converts a boolean query parameter as Kubernetes does: absent,

@@ -139,12 +139,19 @@ func (d *Dump) WriteQueues(w io.Writer) error {
 	tw := newDebugTabWriter(w)
 	_ = row(tw, "PriorityLevelName", "Index", "PendingRequests", "ExecutingRequests", "SeatsInUse",
 		"NextDispatchR", "InitialSeatsSum", "MaxSeatsSum", "TotalWorkSum")
-	for i, q := range d.Queues {
-		_ = row(tw, d.Name, strconv.Itoa(i), strconv.Itoa(len(q.Waiting)), strconv.Itoa(len(q.Executing)),
-			strconv.Itoa(q.SeatsInUse), q.NextDispatchR.String(), strconv.Itoa(q.InitialSeatsSum),
-			strconv.Itoa(q.MaxSeatsSum), q.TotalWorkSum.String())
+	for i := range d.Queues {
+		_ = row(tw, d.QueueColumns(i)...)
 	}
 	return tw.Flush()
+}
+
+// QueueColumns returns the columns of queue i's row in upstream's
+// dump_queues text, the first being d.Name.
+func (d *Dump) QueueColumns(i int) []string {
+	q := &d.Queues[i]
+	return []string{d.Name, strconv.Itoa(i), strconv.Itoa(len(q.Waiting)), strconv.Itoa(len(q.Executing)),
+		strconv.Itoa(q.SeatsInUse), q.NextDispatchR.String(), strconv.Itoa(q.InitialSeatsSum),
+		strconv.Itoa(q.MaxSeatsSum), q.TotalWorkSum.String()}
 }
 
 // WriteRequests writes the header and the rows that upstream's
@@ -156,23 +163,37 @@ func (d *Dump) WriteRequests(w io.Writer) error {
 	tw := newDebugTabWriter(w)
 	_ = row(tw, "PriorityLevelName", "FlowSchemaName", "QueueIndex", "RequestIndexInQueue", "FlowDistingsher",
 		"ArriveTime", "InitialSeats", "FinalSeats", "AdditionalLatency", "StartTime")
-	one := func(iq, ir int, r *RequestDump) {
-		_ = row(tw, d.Name, r.FlowSchema, strconv.Itoa(iq), strconv.Itoa(ir), r.FlowDistinguisher,
-			r.ArriveTime.UTC().Format(time.RFC3339Nano), strconv.Itoa(int(r.Work.InitialSeats)),
-			strconv.Itoa(int(r.Work.FinalSeats)), r.Work.AdditionalLatency.String(),
-			r.StartTime.UTC().Format(time.RFC3339Nano))
-	}
+	d.EachRequest(func(queue, position int, r *RequestDump) {
+		_ = row(tw, d.RequestColumns(queue, position, r)...)
+	})
+	return tw.Flush()
+}
+
+// EachRequest calls f with every request of d in the order of upstream's
+// dump_requests: per queue, its waiting requests with their position, then
+// its executing ones with position -1; then the requests executing without
+// a queue, with queue -1 and position -1.
+func (d *Dump) EachRequest(f func(queue, position int, r *RequestDump)) {
 	for iq := range d.Queues {
 		q := &d.Queues[iq]
 		for ir := range q.Waiting {
-			one(iq, ir, &q.Waiting[ir])
+			f(iq, ir, &q.Waiting[ir])
 		}
 		for ir := range q.Executing {
-			one(iq, -1, &q.Executing[ir])
+			f(iq, -1, &q.Executing[ir])
 		}
 	}
 	for ir := range d.QueuelessExecuting {
-		one(-1, -1, &d.QueuelessExecuting[ir])
+		f(-1, -1, &d.QueuelessExecuting[ir])
 	}
-	return tw.Flush()
+}
+
+// RequestColumns returns the columns of r's row in upstream's
+// dump_requests text without includeRequestDetails, the first being
+// d.Name; queue and position are as EachRequest passes them.
+func (d *Dump) RequestColumns(queue, position int, r *RequestDump) []string {
+	return []string{d.Name, r.FlowSchema, strconv.Itoa(queue), strconv.Itoa(position), r.FlowDistinguisher,
+		r.ArriveTime.UTC().Format(time.RFC3339Nano), strconv.Itoa(int(r.Work.InitialSeats)),
+		strconv.Itoa(int(r.Work.FinalSeats)), r.Work.AdditionalLatency.String(),
+		r.StartTime.UTC().Format(time.RFC3339Nano)}
 }

@@ -58,8 +58,9 @@ func ExampleQueueSet_Release() {
 	// done 0
 }
 
-// The debug endpoints' text format.
-func ExampleDump_WriteQueues() {
+// twoRequestDump dumps a queue set of one seat after two requests of
+// different flows arrived in the same queue: one executing, one waiting.
+func twoRequestDump() fairqueue.Dump {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	qs, _ := fairqueue.NewQueueSet(fairqueue.Config{Name: "global-default", Queues: 2, HandSize: 1, QueueLengthLimit: 10, ConcurrencyLimit: 1}, start)
 	reqs := make([]fairqueue.Request, 2)
@@ -67,7 +68,12 @@ func ExampleDump_WriteQueues() {
 		reqs[i].FlowSchema, reqs[i].FlowDistinguisher = "global-default", fmt.Sprintf("alice%d", i)
 		qs.Arrive(start, &reqs[i], 1, fairqueue.WorkEstimate{InitialSeats: 1})
 	}
-	d := qs.Dump()
+	return qs.Dump()
+}
+
+// The debug endpoints' text format.
+func ExampleDump_WriteQueues() {
+	d := twoRequestDump()
 	_ = d.WriteQueues(os.Stdout)
 	_ = d.WriteRequests(os.Stdout)
 	// Output:
@@ -77,6 +83,18 @@ func ExampleDump_WriteQueues() {
 	// PriorityLevelName, FlowSchemaName, QueueIndex, RequestIndexInQueue, FlowDistingsher, ArriveTime,           InitialSeats, FinalSeats, AdditionalLatency, StartTime
 	// global-default,    global-default, 1,          0,                   alice1,          2026-01-01T00:00:00Z, 1,            0,          0s,                0001-01-01T00:00:00Z
 	// global-default,    global-default, 1,          -1,                  alice0,          2026-01-01T00:00:00Z, 1,            0,          0s,                2026-01-01T00:00:00Z
+}
+
+// EachRequest visits a dump's requests in dump_requests' order, for a
+// caller writing its own format.
+func ExampleDump_EachRequest() {
+	d := twoRequestDump()
+	d.EachRequest(func(queue, position int, r *fairqueue.RequestDump) {
+		fmt.Println(queue, position, r.FlowDistinguisher, r.StartTime.IsZero())
+	})
+	// Output:
+	// 1 0 alice1 true
+	// 1 -1 alice0 false
 }
 
 // The concurrent shell blocks in the caller's goroutine.

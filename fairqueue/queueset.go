@@ -185,6 +185,25 @@ func (qs *QueueSet) Arrive(now time.Time, r *Request, hash uint64, work WorkEsti
 		panic("fairqueue: Arrive called with a request that has not ended")
 	}
 	qs.syncTime(now)
+	qs.resetForArrival(now, r, hash, work)
+	if qs.cfg.Queues < 1 {
+		return qs.arriveWithoutQueue(now, r)
+	}
+	q := qs.queues[qs.shuffleShard(hash)]
+	r.queue = q
+	if qs.totSeatsInUse >= qs.cfg.ConcurrencyLimit && q.waiting.n >= qs.cfg.QueueLengthLimit {
+		qs.bound(q)
+		qs.rekey(q)
+		return qs.reject(r, ReasonQueueFull)
+	}
+	qs.enqueue(now, r, q)
+	qs.dispatchAfterArrival(now, q)
+	return ""
+}
+
+// resetForArrival sets r's fields for an arrival at now: hash, the
+// normalized work estimate and its work in seat-seconds, arrival time and R.
+func (qs *QueueSet) resetForArrival(now time.Time, r *Request, hash uint64, work WorkEstimate) {
 	r.qs, r.queue, r.prev, r.next = qs, nil, nil, nil
 	r.Hash = hash
 	work = work.normalized()
@@ -201,31 +220,29 @@ func (qs *QueueSet) Arrive(now time.Time, r *Request, hash uint64, work WorkEsti
 	r.arrivalTime, r.startTime = now, time.Time{}
 	r.arrivalR = qs.currentR
 	r.reason = ""
+}
 
-	if qs.cfg.Queues < 1 {
-		if !qs.canAccommodate(r.maxSeats()) {
-			return qs.reject(r, ReasonConcurrencyLimit)
-		}
-		if qs.cfg.ClampFinalSeatsWithoutQueues && qs.cfg.Queues == 0 && qs.cfg.ConcurrencyLimit > 0 && r.work.FinalSeats > uint64(qs.cfg.ConcurrencyLimit) {
-			qs.clampFinalSeats(r)
-		}
-		r.startTime = now
-		qs.totExecuting++
-		qs.totSeatsInUse += r.maxSeats()
-		qs.queueless.pushBack(r)
-		r.state = StateExecuting
-		qs.seatsChanged(now)
-		qs.started(r, now, now)
-		return ""
+// arriveWithoutQueue is Arrive in no-queuing and exempt modes: r executes
+// at once if its seats fit, else it is rejected.
+func (qs *QueueSet) arriveWithoutQueue(now time.Time, r *Request) Reason {
+	if !qs.canAccommodate(r.maxSeats()) {
+		return qs.reject(r, ReasonConcurrencyLimit)
 	}
+	if qs.cfg.ClampFinalSeatsWithoutQueues && qs.cfg.Queues == 0 && qs.cfg.ConcurrencyLimit > 0 && r.work.FinalSeats > uint64(qs.cfg.ConcurrencyLimit) {
+		qs.clampFinalSeats(r)
+	}
+	r.startTime = now
+	qs.totExecuting++
+	qs.totSeatsInUse += r.maxSeats()
+	qs.queueless.pushBack(r)
+	r.state = StateExecuting
+	qs.seatsChanged(now)
+	qs.started(r, now, now)
+	return ""
+}
 
-	q := qs.queues[qs.shuffleShard(hash)]
-	r.queue = q
-	if qs.totSeatsInUse >= qs.cfg.ConcurrencyLimit && q.waiting.n >= qs.cfg.QueueLengthLimit {
-		qs.bound(q)
-		qs.rekey(q)
-		return qs.reject(r, ReasonQueueFull)
-	}
+// enqueue appends r to q's waiting requests and updates the sums.
+func (qs *QueueSet) enqueue(now time.Time, r *Request, q *queue) {
 	wasActive := q.active()
 	if !wasActive {
 		q.nextDispatchR = qs.currentR
@@ -245,24 +262,29 @@ func (qs *QueueSet) Arrive(now time.Time, r *Request, hash uint64, work WorkEsti
 	}
 	qs.bound(q)
 	qs.noteActivity(q, wasActive)
+}
+
+// dispatchAfterArrival dispatches what an arrival in q allows, keeping the
+// dispatch index up to date.
+func (qs *QueueSet) dispatchAfterArrival(now time.Time, q *queue) {
 	if qs.totWaiting == 1 && qs.totSeatsInUse < qs.cfg.ConcurrencyLimit && q.finishR() != MaxSeatSeconds {
-		// r is the only waiting request, so upstream's scan can only pick
-		// its queue: skip the index (the common immediate dispatch).
+		// The new request is the only waiting one, so upstream's scan can
+		// only pick its queue: skip the index (the common immediate
+		// dispatch).
 		if !qs.dispatchFrom(now, q) {
 			qs.rekey(q)
 		}
-		return ""
+		return
 	}
 	if qs.totWaiting == 1 {
-		// r is the only waiting request but does not go at once (the seats
-		// are full): defer its index update, which the next dispatch will
-		// most likely make unnecessary.
+		// The new request is the only waiting one but does not go at once
+		// (the seats are full): defer its index update, which the next
+		// dispatch will most likely make unnecessary.
 		qs.deferKey(q)
 	} else {
 		qs.rekey(q)
 	}
 	qs.dispatchAll(now)
-	return ""
 }
 
 func (qs *QueueSet) reject(r *Request, reason Reason) Reason {

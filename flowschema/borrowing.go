@@ -229,68 +229,104 @@ func FairAllocation(requiredSum int, items []AllocationItem) ([]float64, float64
 		return nil, 0, errors.New("flowschema: negative required sum")
 	}
 	req := float64(requiredSum)
-	var lowSum, highSum, targetSum float64
-	relLo, relHi := math.MaxFloat32, math.MaxFloat32 // minima of the relative bounds
-	var relLoMax, relHiMax float64
-	rel := make([]relItem, len(items))
-	for i, it := range items {
-		switch {
-		case it.LowerBound < 0:
-			return nil, 0, fmt.Errorf("flowschema: item %d: lower bound %v is negative", i, it.LowerBound)
-		case it.Target < it.LowerBound:
-			return nil, 0, fmt.Errorf("flowschema: item %d: target %v is below its lower bound %v", i, it.Target, it.LowerBound)
-		case it.UpperBound < it.LowerBound:
-			return nil, 0, fmt.Errorf("flowschema: item %d: upper bound %v is below its lower bound %v", i, it.UpperBound, it.LowerBound)
-		}
-		t := max(it.Target, MinAllocationTarget)
-		lowSum += it.LowerBound
-		highSum += it.UpperBound
-		targetSum += t
-		rel[i] = relItem{target: t, lo: it.LowerBound / t, hi: it.UpperBound / t}
-		relLo, relLoMax = math.Min(relLo, rel[i].lo), math.Max(relLoMax, rel[i].lo)
-		relHi, relHiMax = math.Min(relHi, rel[i].hi), math.Max(relHiMax, rel[i].hi)
+	rel, st, err := relativeBounds(items)
+	if err != nil {
+		return nil, 0, err
 	}
-	switch {
-	case relLoMax > 1:
-		return nil, 0, fmt.Errorf("flowschema: a relative lower bound exceeds 1 by %v", relLoMax-1)
-	case lowSum-req > allocEpsilon:
-		return nil, 0, fmt.Errorf("flowschema: lower bounds sum to %v, above the required sum %d", lowSum, requiredSum)
-	case req-highSum > allocEpsilon:
-		return nil, 0, fmt.Errorf("flowschema: upper bounds sum to %v, below the required sum %d", highSum, requiredSum)
+	if err := st.check(req, requiredSum); err != nil {
+		return nil, 0, err
 	}
 	out := make([]float64, len(items))
 	if requiredSum == 0 {
 		return out, 0, nil
 	}
-	if lowSum-req > -allocEpsilon {
+	if st.lowSum-req > -allocEpsilon {
 		for i, it := range items {
 			out[i] = it.LowerBound
 		}
-		return out, relLo, nil
+		return out, st.relLo, nil
 	}
-	if req-highSum > -allocEpsilon {
+	if req-st.highSum > -allocEpsilon {
 		for i, it := range items {
 			out[i] = it.UpperBound
 		}
-		return out, relHiMax, nil
+		return out, st.relHiMax, nil
 	}
-	prop := req / targetSum
-	if relLoMax <= prop && prop <= relHi {
+	prop := req / st.targetSum
+	if st.relLoMax <= prop && prop <= st.relHi {
 		for i := range items {
 			out[i] = rel[i].target * prop
 		}
 		return out, prop, nil
 	}
-	// Sweep the proportion upward through the sorted relative bounds,
-	// tracking the classes strictly between their bounds (whose value
-	// grows with the proportion).
+	prop, err = sweepProportion(rel, req, st)
+	if err != nil {
+		return nil, 0, err
+	}
+	for i, it := range items {
+		out[i] = math.Max(it.LowerBound, math.Min(it.UpperBound, prop*rel[i].target))
+	}
+	return out, prop, nil
+}
+
+// allocationStats are the sums and extremes of FairAllocation's items.
+type allocationStats struct {
+	lowSum, highSum, targetSum float64
+	relLo, relHi               float64 // minima of the relative bounds
+	relLoMax, relHiMax         float64 // maxima of the relative bounds
+}
+
+// relativeBounds validates items and returns each one's target (raised to
+// MinAllocationTarget) and bounds relative to it, with their sums and
+// extremes.
+func relativeBounds(items []AllocationItem) ([]relItem, allocationStats, error) {
+	st := allocationStats{relLo: math.MaxFloat32, relHi: math.MaxFloat32}
+	rel := make([]relItem, len(items))
+	for i, it := range items {
+		switch {
+		case it.LowerBound < 0:
+			return nil, st, fmt.Errorf("flowschema: item %d: lower bound %v is negative", i, it.LowerBound)
+		case it.Target < it.LowerBound:
+			return nil, st, fmt.Errorf("flowschema: item %d: target %v is below its lower bound %v", i, it.Target, it.LowerBound)
+		case it.UpperBound < it.LowerBound:
+			return nil, st, fmt.Errorf("flowschema: item %d: upper bound %v is below its lower bound %v", i, it.UpperBound, it.LowerBound)
+		}
+		t := max(it.Target, MinAllocationTarget)
+		st.lowSum += it.LowerBound
+		st.highSum += it.UpperBound
+		st.targetSum += t
+		rel[i] = relItem{target: t, lo: it.LowerBound / t, hi: it.UpperBound / t}
+		st.relLo, st.relLoMax = math.Min(st.relLo, rel[i].lo), math.Max(st.relLoMax, rel[i].lo)
+		st.relHi, st.relHiMax = math.Min(st.relHi, rel[i].hi), math.Max(st.relHiMax, rel[i].hi)
+	}
+	return rel, st, nil
+}
+
+// check reports bounds that cannot reach the required sum req.
+func (st *allocationStats) check(req float64, requiredSum int) error {
+	switch {
+	case st.relLoMax > 1:
+		return fmt.Errorf("flowschema: a relative lower bound exceeds 1 by %v", st.relLoMax-1)
+	case st.lowSum-req > allocEpsilon:
+		return fmt.Errorf("flowschema: lower bounds sum to %v, above the required sum %d", st.lowSum, requiredSum)
+	case req-st.highSum > allocEpsilon:
+		return fmt.Errorf("flowschema: upper bounds sum to %v, below the required sum %d", st.highSum, requiredSum)
+	}
+	return nil
+}
+
+// sweepProportion finds the proportion whose clamped values sum to req by
+// sweeping it upward through the sorted relative bounds, tracking the
+// items strictly between their bounds (whose value grows with the
+// proportion).
+func sweepProportion(rel []relItem, req float64, st allocationStats) (float64, error) {
 	bounds := &boundOrder{items: rel, order: make([]int, 2*len(rel))}
 	for i := range bounds.order {
 		bounds.order[i] = i
 	}
 	sort.Sort(bounds)
-	sum := lowSum
-	prop = relLo
+	sum := st.lowSum
+	prop := st.relLo
 	var activeTargets, pendingTargets float64
 	var active, pending int
 	next := 0
@@ -300,7 +336,7 @@ func FairAllocation(requiredSum int, items []AllocationItem) ([]float64, float64
 			activeTargets += pendingTargets
 			active += pending
 			if next >= len(bounds.order) {
-				return nil, 0, errors.New("flowschema: fair allocation ran out of bounds")
+				return 0, errors.New("flowschema: fair allocation ran out of bounds")
 			}
 			var item int
 			var isLower bool
@@ -327,10 +363,7 @@ func FairAllocation(requiredSum int, items []AllocationItem) ([]float64, float64
 		sum += (bound - prop) * activeTargets
 		prop = bound
 	}
-	for i, it := range items {
-		out[i] = math.Max(it.LowerBound, math.Min(it.UpperBound, prop*rel[i].target))
-	}
-	return out, prop, nil
+	return prop, nil
 }
 
 type relItem struct{ target, lo, hi float64 }

@@ -117,10 +117,27 @@ func CompileWith(cfg *Config, opts CompileOptions) (*Classifier, error) {
 		return nil, err
 	}
 	c := &Classifier{}
+	levelByName := c.keepLevels(cfg.PriorityLevels)
+	c.keepSchemas(cfg.FlowSchemas, levelByName)
+	for _, proto := range []PriorityLevelConfiguration{mandatoryPLExempt(), mandatoryPLCatchAll()} {
+		if _, ok := levelByName[proto.Name]; !ok {
+			levelByName[proto.Name] = len(c.levels)
+			c.levels = append(c.levels, proto)
+			c.levelImg = append(c.levelImg, true)
+		}
+	}
+	c.compileSchemas(levelByName)
+	c.idx = buildIndex(c.rules)
+	c.hashes = newFlowHashCache()
+	return c, nil
+}
 
+// keepLevels keeps the priority levels that are not broken (recording the
+// others as ignored) and returns the index of each kept one by name.
+func (c *Classifier) keepLevels(levels []PriorityLevelConfiguration) map[string]int {
 	levelByName := map[string]int{}
-	for i := range cfg.PriorityLevels {
-		pl := &cfg.PriorityLevels[i]
+	for i := range levels {
+		pl := &levels[i]
 		if reason := brokenLevel(pl); reason != "" {
 			c.ignored = append(c.ignored, IgnoredLevel{Name: pl.Name, Reason: reason})
 			continue
@@ -129,11 +146,17 @@ func CompileWith(cfg *Config, opts CompileOptions) (*Classifier, error) {
 		c.levels = append(c.levels, *pl)
 		c.levelImg = append(c.levelImg, false)
 	}
+	return levelByName
+}
 
+// keepSchemas keeps the flow schemas whose priority level was kept
+// (recording the others as dangling), in matching order, between the
+// mandatory exempt and catch-all schemas when the configuration lacks them.
+func (c *Classifier) keepSchemas(schemas []FlowSchema, levelByName map[string]int) {
 	var kept []FlowSchema
 	var haveExempt, haveCatchAll bool
-	for i := range cfg.FlowSchemas {
-		fs := &cfg.FlowSchemas[i]
+	for i := range schemas {
+		fs := &schemas[i]
 		if _, ok := levelByName[fs.Spec.PriorityLevelConfiguration.Name]; !ok {
 			c.dangling = append(c.dangling, DanglingSchema{Name: fs.Name, PriorityLevel: fs.Spec.PriorityLevelConfiguration.Name})
 			continue
@@ -154,14 +177,11 @@ func CompileWith(cfg *Config, opts CompileOptions) (*Classifier, error) {
 	if !haveCatchAll {
 		c.schemas, c.imagined = append(c.schemas, mandatoryFSCatchAll()), append(c.imagined, true)
 	}
-	for _, proto := range []PriorityLevelConfiguration{mandatoryPLExempt(), mandatoryPLCatchAll()} {
-		if _, ok := levelByName[proto.Name]; !ok {
-			levelByName[proto.Name] = len(c.levels)
-			c.levels = append(c.levels, proto)
-			c.levelImg = append(c.levelImg, true)
-		}
-	}
+}
 
+// compileSchemas compiles each schema's level, flow distinguisher and
+// rules, and finds the catch-all.
+func (c *Classifier) compileSchemas(levelByName map[string]int) {
 	c.catchAll = -1
 	c.cs = make([]compiledSchema, len(c.schemas))
 	for i := range c.schemas {
@@ -195,9 +215,6 @@ func CompileWith(cfg *Config, opts CompileOptions) (*Classifier, error) {
 			c.rules = append(c.rules, compiledRule{schema: i, index: r, rule: rule, subjectExact: exact})
 		}
 	}
-	c.idx = buildIndex(c.rules)
-	c.hashes = newFlowHashCache()
-	return c, nil
 }
 
 func checkUniqueNames(cfg *Config) error {

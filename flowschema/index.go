@@ -239,70 +239,87 @@ func buildIndex(rules []compiledRule) index {
 	ix.subjectsAny, ix.resVerbsAny, ix.resResourcesAny, ix.resGroupsAny, ix.nonResVerbsAny =
 		b.newSet(), b.newSet(), b.newSet(), b.newSet(), b.newSet()
 	ix.resSome, ix.resSure, ix.nonResSome, ix.nonResSure = b.newSet(), b.newSet(), b.newSet(), b.newSet()
-	for r, cr := range rules {
-		if len(cr.rule.ResourceRules) > 0 {
-			b.set(ix.resSome, r)
-		}
-		if len(cr.rule.NonResourceRules) > 0 {
-			b.set(ix.nonResSome, r)
-		}
-		if cr.subjectExact && slices.ContainsFunc(cr.rule.ResourceRules, matchesEveryResource) {
-			b.set(ix.resSure, r)
-		}
-		if cr.subjectExact && slices.ContainsFunc(cr.rule.NonResourceRules, matchesEveryNonResource) {
-			b.set(ix.nonResSure, r)
-		}
-		for _, s := range cr.rule.Subjects {
-			switch s.Kind {
-			case SubjectKindUser:
-				if s.User == nil {
-					continue
-				}
-				if s.User.Name == NameAll {
-					b.set(ix.subjectsAny, r)
-				} else {
-					b.add(&ix.users, s.User.Name, r)
-				}
-			case SubjectKindGroup:
-				if s.Group == nil {
-					continue
-				}
-				if s.Group.Name == NameAll {
-					b.set(ix.subjectsAny, r)
-				} else {
-					b.add(&ix.groups, s.Group.Name, r)
-				}
-			case SubjectKindServiceAccount:
-				sa := s.ServiceAccount
-				switch {
-				case sa == nil:
-				case strings.Contains(sa.Namespace, ":"):
-					// Not a namespace a user name can be split into;
-					// leave it to verification.
-					b.set(ix.subjectsAny, r)
-				case sa.Name == NameAll:
-					b.add(&ix.saNamespaces, sa.Namespace, r)
-				default:
-					b.add(&ix.users, ServiceAccountUsernamePrefix+sa.Namespace+":"+sa.Name, r)
-				}
-			}
-		}
-		for _, rr := range cr.rule.ResourceRules {
-			b.addList(&ix.resVerbs, ix.resVerbsAny, rr.Verbs, VerbAll, r)
-			b.addList(&ix.resResources, ix.resResourcesAny, rr.Resources, ResourceAll, r)
-			b.addList(&ix.resGroups, ix.resGroupsAny, rr.APIGroups, APIGroupAll, r)
-		}
-		for _, nr := range cr.rule.NonResourceRules {
-			b.addList(&ix.nonResVerbs, ix.nonResVerbsAny, nr.Verbs, VerbAll, r)
-		}
+	for r := range rules {
+		b.addRule(r, &rules[r])
 	}
 	for _, ks := range []*keySet{&ix.users, &ix.groups, &ix.saNamespaces, &ix.resVerbs, &ix.resResources, &ix.resGroups, &ix.nonResVerbs} {
 		ks.freeze()
 	}
-	ix.flat = make([]uint64, 0, len(b.sets)*ix.words)
+	ix.flatten(b.sets)
+	return ix
+}
+
+// addRule adds rule r to the index's sets.
+func (b *indexBuilder) addRule(r int, cr *compiledRule) {
+	if len(cr.rule.ResourceRules) > 0 {
+		b.set(b.ix.resSome, r)
+	}
+	if len(cr.rule.NonResourceRules) > 0 {
+		b.set(b.ix.nonResSome, r)
+	}
+	if cr.subjectExact && slices.ContainsFunc(cr.rule.ResourceRules, matchesEveryResource) {
+		b.set(b.ix.resSure, r)
+	}
+	if cr.subjectExact && slices.ContainsFunc(cr.rule.NonResourceRules, matchesEveryNonResource) {
+		b.set(b.ix.nonResSure, r)
+	}
+	for _, s := range cr.rule.Subjects {
+		b.addSubject(s, r)
+	}
+	for _, rr := range cr.rule.ResourceRules {
+		b.addList(&b.ix.resVerbs, b.ix.resVerbsAny, rr.Verbs, VerbAll, r)
+		b.addList(&b.ix.resResources, b.ix.resResourcesAny, rr.Resources, ResourceAll, r)
+		b.addList(&b.ix.resGroups, b.ix.resGroupsAny, rr.APIGroups, APIGroupAll, r)
+	}
+	for _, nr := range cr.rule.NonResourceRules {
+		b.addList(&b.ix.nonResVerbs, b.ix.nonResVerbsAny, nr.Verbs, VerbAll, r)
+	}
+}
+
+// addSubject adds subject s of rule r to the index's subject sets.
+func (b *indexBuilder) addSubject(s Subject, r int) {
+	switch s.Kind {
+	case SubjectKindUser:
+		if s.User != nil {
+			b.addName(&b.ix.users, s.User.Name, r)
+		}
+	case SubjectKindGroup:
+		if s.Group != nil {
+			b.addName(&b.ix.groups, s.Group.Name, r)
+		}
+	case SubjectKindServiceAccount:
+		sa := s.ServiceAccount
+		switch {
+		case sa == nil:
+		case strings.Contains(sa.Namespace, ":"):
+			// Not a namespace a user name can be split into;
+			// leave it to verification.
+			b.set(b.ix.subjectsAny, r)
+		case sa.Name == NameAll:
+			b.add(&b.ix.saNamespaces, sa.Namespace, r)
+		default:
+			b.add(&b.ix.users, ServiceAccountUsernamePrefix+sa.Namespace+":"+sa.Name, r)
+		}
+	}
+}
+
+// addName adds rule r under a user or group name to m, or to the
+// any-subject set for the name "*".
+func (b *indexBuilder) addName(m *keySet, name string, r int) {
+	if name == NameAll {
+		b.set(b.ix.subjectsAny, r)
+	} else {
+		b.add(m, name, r)
+	}
+}
+
+// flatten lays the sets out in ix.flat and marks their non-zero words in
+// ix.summary.
+func (ix *index) flatten(sets [][]uint64) {
+	ix.flat = make([]uint64, 0, len(sets)*ix.words)
 	ix.sumWords = (ix.words + 63) / 64
-	ix.summary = make([]uint64, len(b.sets)*ix.sumWords)
-	for k, s := range b.sets {
+	ix.summary = make([]uint64, len(sets)*ix.sumWords)
+	for k, s := range sets {
 		ix.flat = append(ix.flat, s...)
 		for w, bits := range s {
 			if bits != 0 {
@@ -310,7 +327,6 @@ func buildIndex(rules []compiledRule) index {
 			}
 		}
 	}
-	return ix
 }
 
 // matchesEveryResource reports whether rr matches every resource request:

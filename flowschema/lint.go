@@ -60,7 +60,15 @@ func Lint(cfg *Config) ([]Finding, error) {
 // is never reported as shadowed: it is the fallback for requests nothing
 // matches.
 func (c *Classifier) Lint() []Finding {
-	var out []Finding
+	out := c.lintIgnored(nil)
+	out = c.lintDangling(out)
+	out, selectable := c.lintSchemas(out)
+	return c.lintUnreachable(out, selectable)
+}
+
+// lintIgnored appends a finding per ignored priority level, naming the
+// FlowSchemas that reference it.
+func (c *Classifier) lintIgnored(out []Finding) []Finding {
 	for _, ig := range c.ignored {
 		var refs []string
 		for _, d := range c.dangling {
@@ -71,6 +79,12 @@ func (c *Classifier) Lint() []Finding {
 		out = append(out, Finding{Kind: FindingIgnoredLevel, Object: KindPL, Name: ig.Name, Causes: refs,
 			Message: "ignored by the API server's APF controller: " + ig.Reason})
 	}
+	return out
+}
+
+// lintDangling appends a finding per FlowSchema skipped for its priority
+// level reference.
+func (c *Classifier) lintDangling(out []Finding) []Finding {
 	for _, d := range c.dangling {
 		msg := fmt.Sprintf("references priority level %q, which ", d.PriorityLevel)
 		switch {
@@ -84,7 +98,13 @@ func (c *Classifier) Lint() []Finding {
 		out = append(out, Finding{Kind: FindingDangling, Object: KindFS, Name: d.Name, Causes: []string{d.PriorityLevel},
 			Message: msg + "; the FlowSchema is skipped"})
 	}
+	return out
+}
 
+// lintSchemas appends a finding per FlowSchema that never matches or is
+// shadowed, and returns which FlowSchemas can be selected (the catch-all
+// always can: it is upstream's fallback).
+func (c *Classifier) lintSchemas(out []Finding) ([]Finding, []bool) {
 	selectable := make([]bool, len(c.schemas))
 	for i := range c.schemas {
 		fs := &c.schemas[i]
@@ -119,6 +139,12 @@ func (c *Classifier) Lint() []Finding {
 	if c.catchAll >= 0 {
 		selectable[c.catchAll] = true // upstream's fallback
 	}
+	return out, selectable
+}
+
+// lintUnreachable appends a finding per configured priority level that no
+// selectable FlowSchema references.
+func (c *Classifier) lintUnreachable(out []Finding, selectable []bool) []Finding {
 	for li := range c.levels {
 		if c.levelImg[li] {
 			continue

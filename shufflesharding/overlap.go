@@ -95,20 +95,7 @@ func overlapDist(sorted, prefix []int, s int) []float64 {
 			open = append(open, c)
 		}
 	}
-
-	// Pre-compute the hypergeometric per distinct zone size and extras.
-	type hkey struct{ c, ea, eb int }
-	hyp := map[hkey][]float64{}
-	hypFor := func(c, ea, eb int) []float64 {
-		k := hkey{c, ea, eb}
-		if h, ok := hyp[k]; ok {
-			return h
-		}
-		h := overlapHypergeometric(c, level+ea, level+eb)
-		hyp[k] = h
-		return h
-	}
-
+	hyp := hypergeometrics{level: level, m: map[hypKey][]float64{}}
 	e := extra
 	width := s - fixed + 1 // the zones taken whole already give fixed
 	// state[a*(e+1)+b] is the weighted distribution with a extras left for
@@ -117,40 +104,7 @@ func overlapDist(sorted, prefix []int, s int) []float64 {
 	state[e*(e+1)+e] = make([]float64, width)
 	state[e*(e+1)+e][0] = 1
 	for i, c := range open {
-		j := len(open) - i
-		next := make([][]float64, len(state))
-		for a := 0; a <= e; a++ {
-			for b := 0; b <= e; b++ {
-				cur := state[a*(e+1)+b]
-				if cur == nil {
-					continue
-				}
-				pa := float64(a) / float64(j)
-				pb := float64(b) / float64(j)
-				for ea := 0; ea <= min(1, a); ea++ {
-					wa := 1 - pa
-					if ea == 1 {
-						wa = pa
-					}
-					for eb := 0; eb <= min(1, b); eb++ {
-						wb := 1 - pb
-						if eb == 1 {
-							wb = pb
-						}
-						w := wa * wb
-						if w == 0 {
-							continue
-						}
-						ni := (a-ea)*(e+1) + (b - eb)
-						if next[ni] == nil {
-							next[ni] = make([]float64, width)
-						}
-						overlapConvolveAdd(next[ni], cur, hypFor(c, ea, eb), w)
-					}
-				}
-			}
-		}
-		state = next
+		state = overlapStep(state, e, len(open)-i, width, c, &hyp)
 	}
 	final := state[0]
 	if final == nil { // every zone is taken whole
@@ -163,6 +117,66 @@ func overlapDist(sorted, prefix []int, s int) []float64 {
 		}
 	}
 	return out
+}
+
+// hypKey names a zone size and whether each shard takes an extra member.
+type hypKey struct{ c, ea, eb int }
+
+// hypergeometrics caches overlapHypergeometric per distinct zone size and
+// extras, over zones larger than level.
+type hypergeometrics struct {
+	level int
+	m     map[hypKey][]float64
+}
+
+func (h *hypergeometrics) get(c, ea, eb int) []float64 {
+	k := hypKey{c, ea, eb}
+	if d, ok := h.m[k]; ok {
+		return d
+	}
+	d := overlapHypergeometric(c, h.level+ea, h.level+eb)
+	h.m[k] = d
+	return d
+}
+
+// overlapStep is one zone of overlapDist's dynamic program: a zone of size
+// c, with j zones (this one included) left to walk and at most e extras per
+// shard, each state of which gives its extra to the zone with probability
+// (extras left)/j.
+func overlapStep(state [][]float64, e, j, width, c int, hyp *hypergeometrics) [][]float64 {
+	next := make([][]float64, len(state))
+	for a := 0; a <= e; a++ {
+		for b := 0; b <= e; b++ {
+			cur := state[a*(e+1)+b]
+			if cur == nil {
+				continue
+			}
+			pa := float64(a) / float64(j)
+			pb := float64(b) / float64(j)
+			for ea := 0; ea <= min(1, a); ea++ {
+				wa := 1 - pa
+				if ea == 1 {
+					wa = pa
+				}
+				for eb := 0; eb <= min(1, b); eb++ {
+					wb := 1 - pb
+					if eb == 1 {
+						wb = pb
+					}
+					w := wa * wb
+					if w == 0 {
+						continue
+					}
+					ni := (a-ea)*(e+1) + (b - eb)
+					if next[ni] == nil {
+						next[ni] = make([]float64, width)
+					}
+					overlapConvolveAdd(next[ni], cur, hyp.get(c, ea, eb), w)
+				}
+			}
+		}
+	}
+	return next
 }
 
 // overlapConvolveAdd adds w times the convolution of f and g to dst,

@@ -155,12 +155,23 @@ const (
 // every problem found. The order of members only defines the indices used
 // by [Picker.ShardInto] and [Picker.Member].
 func NewPicker(members []Member) (*Picker, error) {
+	if err := checkMembers(members); err != nil {
+		return nil, err
+	}
+	p := newPickerIndex(members)
+	n := len(members)
+	p.scratch.New = func() any { return newPickerScratch(n) }
+	return p, nil
+}
+
+// checkMembers returns every problem of NewPicker's members, joined.
+func checkMembers(members []Member) error {
 	var errs []error
 	if len(members) == 0 {
 		errs = append(errs, errors.New("shufflesharding: NewPicker: no members"))
 	}
 	if len(members) > 1<<31-1 {
-		return nil, fmt.Errorf("shufflesharding: NewPicker: %d members is too many", len(members))
+		return fmt.Errorf("shufflesharding: NewPicker: %d members is too many", len(members))
 	}
 	seen := make(map[string]int, len(members))
 	var zoned, unzoned []string
@@ -181,10 +192,12 @@ func NewPicker(members []Member) (*Picker, error) {
 	if len(zoned) > 0 && len(unzoned) > 0 {
 		errs = append(errs, fmt.Errorf("shufflesharding: NewPicker: some members have a zone but these have an empty Zone: %s", strings.Join(unzoned, ", ")))
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
+	return errors.Join(errs...)
+}
 
+// newPickerIndex returns a Picker over valid members, its zones numbered in
+// order of first appearance and its members' records grouped by zone.
+func newPickerIndex(members []Member) *Picker {
 	p := &Picker{
 		members: slices.Clone(members),
 		names:   make([]string, len(members)),
@@ -223,17 +236,18 @@ func NewPicker(members []Member) (*Picker, error) {
 	slices.Sort(p.sortedCounts)
 	p.countPrefix = pickerPrefixSums(p.sortedCounts)
 
-	n := len(members)
-	p.scratch.New = func() any {
-		return &pickerScratch{
-			zones:  make([]pickerRanked, n),
-			sel:    make([]pickerRanked, n),
-			take:   make([]int32, n),
-			off:    make([]int32, n),
-			active: make([]int32, 0, n),
-		}
+	return p
+}
+
+// newPickerScratch returns scratch space for shards over n members.
+func newPickerScratch(n int) *pickerScratch {
+	return &pickerScratch{
+		zones:  make([]pickerRanked, n),
+		sel:    make([]pickerRanked, n),
+		take:   make([]int32, n),
+		off:    make([]int32, n),
+		active: make([]int32, 0, n),
 	}
-	return p, nil
 }
 
 // Len returns the number of members.

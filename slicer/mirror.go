@@ -91,13 +91,33 @@ type MirrorPlan struct {
 // the maximum; which addresses upstream keeps then follows Go's map
 // order, so no plan can match it run for run.
 func Mirror(ep Endpoints, existing []Slice, opts MirrorOptions) (MirrorPlan, error) {
-	max := opts.MaxEndpointsPerSubset
-	if max == 0 {
-		max = MaxMaxEndpointsPerSlice
+	limit, err := checkMirror(ep, existing, opts)
+	if err != nil {
+		return MirrorPlan{}, err
+	}
+	var out MirrorPlan
+	want, keys := desiredMirror(ep.Subsets, limit, &out)
+	sorted := slices.Clone(existing)
+	slices.SortFunc(sorted, byName)
+	creates, updates, deletes := planMirror(ep, sorted, want, keys, limit, &out)
+	creates, updates, deletes = recycleMirror(creates, updates, deletes)
+	if ep.Deleting {
+		creates = nil
+	}
+	out.Creates, out.Updates, out.Deletes = creates, updates, deletes
+	return out, nil
+}
+
+// checkMirror returns the MaxEndpointsPerSubset in effect, or every
+// problem of Mirror's arguments.
+func checkMirror(ep Endpoints, existing []Slice, opts MirrorOptions) (int, error) {
+	limit := opts.MaxEndpointsPerSubset
+	if limit == 0 {
+		limit = MaxMaxEndpointsPerSlice
 	}
 	var errs []error
-	if max < 1 || max > MaxMaxEndpointsPerSlice {
-		errs = append(errs, fmt.Errorf("slicer: MirrorOptions.MaxEndpointsPerSubset: %d is out of range 1..%d", max, MaxMaxEndpointsPerSlice))
+	if limit < 1 || limit > MaxMaxEndpointsPerSlice {
+		errs = append(errs, fmt.Errorf("slicer: MirrorOptions.MaxEndpointsPerSubset: %d is out of range 1..%d", limit, MaxMaxEndpointsPerSlice))
 	}
 	if ep.Name == "" {
 		errs = append(errs, errors.New("slicer: Endpoints.Name: must not be empty"))
@@ -107,36 +127,42 @@ func Mirror(ep Endpoints, existing []Slice, opts MirrorOptions) (MirrorPlan, err
 			errs = append(errs, fmt.Errorf("slicer: existing[%d].Name: must not be empty", i))
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return MirrorPlan{}, err
-	}
+	return limit, errors.Join(errs...)
+}
 
-	// Desired endpoints per key (address type and sorted port set).
-	type key struct {
-		at    AddressType
-		ports string
-	}
-	type desired struct {
-		ports []Port
-		eps   []Endpoint
-		seen  map[string]bool
-	}
-	want := map[key]*desired{}
-	var keys []key
-	var out MirrorPlan
-	for _, sub := range repack(ep.Subsets) {
+// mirrorKey identifies a mirrored slice: address type and sorted port set.
+type mirrorKey struct {
+	at    AddressType
+	ports string
+}
+
+// mirrorDesired is the desired content of the slice of one mirrorKey.
+type mirrorDesired struct {
+	ports []Port
+	eps   []Endpoint
+	seen  map[string]bool // identities in eps
+}
+
+// desiredMirror repacks subsets and returns the desired endpoints per key,
+// with the keys in order of first appearance: each subset contributes,
+// ready addresses first, at most limit valid addresses across both IP
+// families. It counts invalid and skipped addresses in out.
+func desiredMirror(subsets []EndpointsSubset, limit int, out *MirrorPlan) (map[mirrorKey]*mirrorDesired, []mirrorKey) {
+	want := map[mirrorKey]*mirrorDesired{}
+	var keys []mirrorKey
+	for _, sub := range repack(subsets) {
 		pk := portKey(sub.Ports)
 		for _, at := range [...]AddressType{IPv4, IPv6} {
-			k := key{at, pk}
+			k := mirrorKey{at, pk}
 			if want[k] == nil {
-				want[k] = &desired{ports: sub.Ports, seen: map[string]bool{}}
+				want[k] = &mirrorDesired{ports: sub.Ports, seen: map[string]bool{}}
 				keys = append(keys, k)
 			}
 		}
 		added := 0
 		total := len(sub.Addresses) + len(sub.NotReadyAddresses)
 		for i, a := range slices.Concat(sub.Addresses, sub.NotReadyAddresses) {
-			if added >= max {
+			if added >= limit {
 				break
 			}
 			ip, ok := parseMirroredIP(a.IP)
@@ -150,7 +176,7 @@ func Mirror(ep Endpoints, existing []Slice, opts MirrorOptions) (MirrorPlan, err
 			}
 			e := Endpoint{Addresses: []string{ip.String()}, Hostname: a.Hostname, NodeName: a.NodeName, TargetRef: a.TargetRef,
 				Conditions: Conditions{Ready: Of(i < len(sub.Addresses))}}
-			d := want[key{at, pk}]
+			d := want[mirrorKey{at, pk}]
 			if id := identityString(&e); !d.seen[id] {
 				d.seen[id] = true
 				d.eps = append(d.eps, e)
@@ -159,15 +185,20 @@ func Mirror(ep Endpoints, existing []Slice, opts MirrorOptions) (MirrorPlan, err
 		}
 		out.Skipped += total - added
 	}
+	return want, keys
+}
 
-	byKey := map[key][]Slice{}
-	sorted := slices.Clone(existing)
-	slices.SortFunc(sorted, byName)
+// planMirror matches the existing slices, sorted by name, to the desired
+// keys: the first slice of a key is kept when unchanged and rebuilt
+// otherwise, a key without one gets a new slice, and extra slices of a key
+// and slices of keys no longer desired are deleted. It counts endpoint
+// changes in out.
+func planMirror(ep Endpoints, sorted []Slice, want map[mirrorKey]*mirrorDesired, keys []mirrorKey, limit int, out *MirrorPlan) (creates, updates, deletes []Slice) {
+	byKey := map[mirrorKey][]Slice{}
 	for _, s := range sorted {
-		k := key{s.AddressType, portKey(s.Ports)}
+		k := mirrorKey{s.AddressType, portKey(s.Ports)}
 		byKey[k] = append(byKey[k], s)
 	}
-	var creates, updates, deletes []Slice
 	for _, k := range keys {
 		d, old := want[k], byKey[k]
 		if len(d.eps) == 0 {
@@ -191,7 +222,7 @@ func Mirror(ep Endpoints, existing []Slice, opts MirrorOptions) (MirrorPlan, err
 				continue
 			}
 		}
-		s := mirroredSlice(ep, k.at, d.ports, d.eps[:min(len(d.eps), max)])
+		s := mirroredSlice(ep, k.at, d.ports, d.eps[:min(len(d.eps), limit)])
 		if len(old) > 0 {
 			s.Name = old[0].Name
 			updates = append(updates, s)
@@ -200,11 +231,16 @@ func Mirror(ep Endpoints, existing []Slice, opts MirrorOptions) (MirrorPlan, err
 		}
 	}
 	for _, s := range sorted {
-		if want[key{s.AddressType, portKey(s.Ports)}] == nil {
+		if want[mirrorKey{s.AddressType, portKey(s.Ports)}] == nil {
 			deletes = append(deletes, s)
 		}
 	}
-	// Recycle creates into deletes of the same address type.
+	return creates, updates, deletes
+}
+
+// recycleMirror turns creates into updates of deletes of the same address
+// type, in order.
+func recycleMirror(creates, updates, deletes []Slice) ([]Slice, []Slice, []Slice) {
 	for _, at := range [...]AddressType{IPv4, IPv6} {
 		for i := 0; i < len(creates); {
 			j := slices.IndexFunc(deletes, func(s Slice) bool { return s.AddressType == at })
@@ -219,11 +255,7 @@ func Mirror(ep Endpoints, existing []Slice, opts MirrorOptions) (MirrorPlan, err
 			deletes = slices.Delete(deletes, j, j+1)
 		}
 	}
-	if ep.Deleting {
-		creates = nil
-	}
-	out.Creates, out.Updates, out.Deletes = creates, updates, deletes
-	return out, nil
+	return creates, updates, deletes
 }
 
 // repack merges and regroups subsets as upstream's RepackSubsets: per
@@ -232,77 +264,16 @@ func Mirror(ep Endpoints, existing []Slice, opts MirrorOptions) (MirrorPlan, err
 // Addresses are ordered by IP then UID, ports by name, port, protocol and
 // app protocol, subsets by their first port.
 func repack(subsets []EndpointsSubset) []EndpointsSubset {
-	type addrKey struct{ ip, uid string }
-	all := map[addrKey]EndpointsAddress{}
-	type entry struct {
-		port  Port
-		none  bool // the sentinel for a subset without ports
-		ready map[addrKey]bool
-	}
-	var perPort []*entry
-	find := func(p Port, none bool) *entry {
-		for _, e := range perPort {
-			if e.port == p && e.none == none {
-				return e
-			}
-		}
-		e := &entry{port: p, none: none, ready: map[addrKey]bool{}}
-		perPort = append(perPort, e)
-		return e
-	}
-	for _, s := range subsets {
-		targets := []*entry{}
-		if len(s.Ports) == 0 {
-			targets = append(targets, find(Port{}, true))
-		}
-		for _, p := range s.Ports {
-			targets = append(targets, find(p, false))
-		}
-		for _, e := range targets {
-			for i, a := range slices.Concat(s.Addresses, s.NotReadyAddresses) {
-				k := addrKey{a.IP, a.TargetRef.UID}
-				if _, ok := all[k]; !ok {
-					all[k] = a
-				}
-				e.ready[k] = e.ready[k] || i < len(s.Addresses)
-			}
-		}
-	}
-	setKey := func(m map[addrKey]bool) string {
-		var parts []string
-		for k, r := range m {
-			parts = append(parts, fmt.Sprintf("%s\x00%s\x00%v", k.ip, k.uid, r))
-		}
-		slices.Sort(parts)
-		return strings.Join(parts, "\x01")
-	}
+	perPort, all := addressesPerPort(subsets)
 	var out []EndpointsSubset
 	index := map[string]int{}
 	for _, e := range perPort {
-		sk := setKey(e.ready)
+		sk := addressSetKey(e.ready)
 		i, ok := index[sk]
 		if !ok {
 			i = len(out)
 			index[sk] = i
-			var sub EndpointsSubset
-			keys := make([]addrKey, 0, len(e.ready))
-			for k := range e.ready {
-				keys = append(keys, k)
-			}
-			slices.SortFunc(keys, func(a, b addrKey) int {
-				if c := cmp.Compare(a.ip, b.ip); c != 0 {
-					return c
-				}
-				return cmp.Compare(a.uid, b.uid)
-			})
-			for _, k := range keys {
-				if e.ready[k] {
-					sub.Addresses = append(sub.Addresses, all[k])
-				} else {
-					sub.NotReadyAddresses = append(sub.NotReadyAddresses, all[k])
-				}
-			}
-			out = append(out, sub)
+			out = append(out, subsetOf(e.ready, all))
 		}
 		if !e.none {
 			out[i].Ports = append(out[i].Ports, e.port)
@@ -313,6 +284,87 @@ func repack(subsets []EndpointsSubset) []EndpointsSubset {
 	}
 	slices.SortFunc(out, func(a, b EndpointsSubset) int { return slices.CompareFunc(a.Ports, b.Ports, comparePorts) })
 	return out
+}
+
+// repackKey identifies an address for repack: IP and target UID.
+type repackKey struct{ ip, uid string }
+
+// repackPort is the address set of one port in repack.
+type repackPort struct {
+	port  Port
+	none  bool // the sentinel for a subset without ports
+	ready map[repackKey]bool
+}
+
+// addressesPerPort returns, per port in order of first appearance, the
+// addresses of the subsets that have it, each ready if any occurrence is;
+// and the first occurrence of each address.
+func addressesPerPort(subsets []EndpointsSubset) ([]*repackPort, map[repackKey]EndpointsAddress) {
+	all := map[repackKey]EndpointsAddress{}
+	var perPort []*repackPort
+	find := func(p Port, none bool) *repackPort {
+		for _, e := range perPort {
+			if e.port == p && e.none == none {
+				return e
+			}
+		}
+		e := &repackPort{port: p, none: none, ready: map[repackKey]bool{}}
+		perPort = append(perPort, e)
+		return e
+	}
+	for _, s := range subsets {
+		targets := []*repackPort{}
+		if len(s.Ports) == 0 {
+			targets = append(targets, find(Port{}, true))
+		}
+		for _, p := range s.Ports {
+			targets = append(targets, find(p, false))
+		}
+		for _, e := range targets {
+			for i, a := range slices.Concat(s.Addresses, s.NotReadyAddresses) {
+				k := repackKey{a.IP, a.TargetRef.UID}
+				if _, ok := all[k]; !ok {
+					all[k] = a
+				}
+				e.ready[k] = e.ready[k] || i < len(s.Addresses)
+			}
+		}
+	}
+	return perPort, all
+}
+
+// addressSetKey returns a string equal for equal address sets.
+func addressSetKey(m map[repackKey]bool) string {
+	var parts []string
+	for k, r := range m {
+		parts = append(parts, fmt.Sprintf("%s\x00%s\x00%v", k.ip, k.uid, r))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, "\x01")
+}
+
+// subsetOf returns the subset, without ports, of the address set ready,
+// ordered by IP then UID.
+func subsetOf(ready map[repackKey]bool, all map[repackKey]EndpointsAddress) EndpointsSubset {
+	var sub EndpointsSubset
+	keys := make([]repackKey, 0, len(ready))
+	for k := range ready {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b repackKey) int {
+		if c := cmp.Compare(a.ip, b.ip); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.uid, b.uid)
+	})
+	for _, k := range keys {
+		if ready[k] {
+			sub.Addresses = append(sub.Addresses, all[k])
+		} else {
+			sub.NotReadyAddresses = append(sub.NotReadyAddresses, all[k])
+		}
+	}
+	return sub
 }
 
 // portKey is a canonical string of a port multiset.

@@ -50,7 +50,7 @@ func (c Capacity) allocateInto(a []Allocation, n int) Fallback {
 	sum := 0
 	for i, ratio := range c.ratio {
 		desired := ratio * float64(n)
-		minimum := int(math.Ceil(desired * (1 / (1 + OverloadThreshold))))
+		minimum := overloadMinimum(desired)
 		a[i] = Allocation{Zone: c.zones[i], Desired: math.Max(desired, float64(minimum)), Minimum: minimum}
 		sum += minimum
 	}
@@ -93,7 +93,7 @@ func (c Capacity) Overloaded(hintsByZone map[string]int) bool {
 		if !ok {
 			return true
 		}
-		if have < int(math.Ceil(float64(total)*ratio*(1/(1+OverloadThreshold)))) {
+		if have < overloadMinimum(float64(total)*ratio) {
 			return true
 		}
 	}

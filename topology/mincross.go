@@ -1,34 +1,5 @@
 package topology
 
-import "math"
-
-// minimums returns, per capacity zone, the fewest hinted endpoints that keep
-// the zone's endpoints within threshold of their fair load for n ready
-// endpoints: ceil(share × n / (1+threshold)), computed so that an exact
-// integer quotient is not pushed up by float rounding (upstream's
-// expression can be one too high, for example 18 endpoints over 3 equal
-// zones gives 6 where 5 suffice).
-func minimums(c Capacity, n int, threshold float64) []int {
-	total := int64(0)
-	for _, m := range c.milli {
-		total += m
-	}
-	out := make([]int, len(c.zones))
-	for i, m := range c.milli {
-		if threshold == OverloadThreshold {
-			// ceil(m·n / (1.2·total)) = ceil(5·m·n / (6·total)), in integers
-			// while they fit.
-			num, den := 5*m*int64(n), 6*total
-			if m <= math.MaxInt64/5/max(int64(n), 1) {
-				out[i] = int((num + den - 1) / den)
-				continue
-			}
-		}
-		out[i] = int(math.Ceil(float64(m)*float64(n)/(float64(total)*(1+threshold)) - 1e-9))
-	}
-	return out
-}
-
 // grouping partitions the capacity zones into groups whose endpoints are
 // hinted for every zone of the group; the identity grouping is single-zone
 // hints.
@@ -182,128 +153,181 @@ func forEachPartition(n int, f func(of []int)) {
 }
 
 // assignGroups hints si for grouping gr so that each group gets at least
-// need[g] endpoints, moving as few endpoints between groups as it can.
+// need[g] endpoints, moving as few endpoints between groups as it can. Its
+// steps: keep the unchanged slices whose hints already name one group per
+// ready endpoint (keepUnchanged), count the flexible endpoints
+// (countFlexible), rewrite kept slices whose cross-group hints are no longer
+// needed (dropStale), pull kept slices into the plan until the flexible
+// endpoints can cover every shortfall (pullUntilCoverable), move the pulled
+// slices to ToUpdate (movePulled), decide who gives endpoints to whom
+// (plan), and write the hints (realize).
 func assignGroups(c Capacity, si *SliceInfo, gr grouping, need []int, sticky bool) {
-	t := newZoneTable(c)
-	ng := len(need)
-	groupOfZone := func(zone string) int {
-		if zi := t.lookup(zone); zi >= 0 {
-			return gr.of[zi]
-		}
-		return -1
+	a := &assignment{si: si, gr: &gr, t: newZoneTable(c), need: need, sticky: sticky}
+	a.keepUnchanged()
+	a.countFlexible()
+	a.dropStale()
+	a.pullUntilCoverable()
+	a.movePulled()
+	a.plan()
+	a.realize()
+}
+
+// assignment is the state of one assignGroups call. Flexible endpoints are
+// the ready endpoints of slices being written (and of unchanged slices
+// pulled in); fixed ones are held by kept unchanged slices.
+type assignment struct {
+	si     *SliceInfo
+	gr     *grouping
+	t      zoneTable
+	need   []int
+	sticky bool
+
+	kept  []bool // per unchanged slice: its hints stay
+	fixed []int  // hints per group held by kept slices
+	own   []int  // flexible endpoints per own group
+	free  int    // flexible endpoints without a capacity zone
+
+	give      []int // endpoints each group gives to others
+	fromFree  []int // free endpoints hinted for each group
+	fromGiver []int // endpoints of giving groups hinted for each group
+}
+
+// groupOfZone returns the group of a zone, or -1 when it has no capacity.
+func (a *assignment) groupOfZone(zone string) int {
+	if zi := a.t.lookup(zone); zi >= 0 {
+		return a.gr.of[zi]
 	}
-	// Unchanged slices keep their hints when every ready endpoint is hinted
-	// for exactly one group, and any endpoint hinted for another group than
-	// its own is still needed there (below).
-	kept := make([]bool, len(si.Unchanged))
-	fixed := make([]int, ng) // hints per group held by kept slices
-	for k, s := range si.Unchanged {
+	return -1
+}
+
+// keepUnchanged keeps the unchanged slices whose ready endpoints are each
+// hinted for exactly one group, and counts their hints in fixed.
+func (a *assignment) keepUnchanged() {
+	a.kept = make([]bool, len(a.si.Unchanged))
+	a.fixed = make([]int, len(a.need))
+	for k, s := range a.si.Unchanged {
 		ok := true
 		for i := range s.Endpoints {
 			e := &s.Endpoints[i]
 			if !isReady(e) {
 				continue
 			}
-			if gr.groupOf(&t, e.Hints) < 0 {
+			if a.gr.groupOf(&a.t, e.Hints) < 0 {
 				ok = false
 				break
 			}
 		}
 		if ok {
-			kept[k] = true
-			forReady(s, func(e *Endpoint) { fixed[gr.groupOf(&t, e.Hints)]++ })
+			a.kept[k] = true
+			forReady(s, func(e *Endpoint) { a.fixed[a.gr.groupOf(&a.t, e.Hints)]++ })
 		}
 	}
-	// Flexible endpoints: the ready endpoints of slices being written (and
-	// of unchanged slices pulled in), per own group; free ones have no
-	// capacity zone.
-	own := make([]int, ng)
-	free := 0
-	count := func(s *Slice) {
-		forReady(s, func(e *Endpoint) {
-			if g := groupOfZone(e.Zone); g >= 0 {
-				own[g]++
-			} else {
-				free++
-			}
-		})
-	}
-	for _, list := range [...][]*Slice{si.ToCreate, si.ToUpdate} {
+}
+
+// countFlexible counts the flexible endpoints per own group (own), and
+// those without a capacity zone (free).
+func (a *assignment) countFlexible() {
+	a.own = make([]int, len(a.need))
+	for _, list := range [...][]*Slice{a.si.ToCreate, a.si.ToUpdate} {
 		for _, s := range list {
-			count(s)
+			a.count(s)
 		}
 	}
-	for k, s := range si.Unchanged {
-		if !kept[k] {
-			count(s)
+	for k, s := range a.si.Unchanged {
+		if !a.kept[k] {
+			a.count(s)
 		}
 	}
-	pull := func(k int) {
-		kept[k] = false
-		forReady(si.Unchanged[k], func(e *Endpoint) { fixed[gr.groupOf(&t, e.Hints)]-- })
-		count(si.Unchanged[k])
-	}
-	// A kept endpoint hinted for another group than its own stays only
-	// while its own group is not short and (without hysteresis) the other
-	// group still needs that many endpoints from elsewhere: otherwise its
-	// slice is rewritten, so that cross-zone hints never exceed what the
-	// threshold requires.
+}
+
+// count adds the ready endpoints of s to the flexible ones.
+func (a *assignment) count(s *Slice) {
+	forReady(s, func(e *Endpoint) {
+		if g := a.groupOfZone(e.Zone); g >= 0 {
+			a.own[g]++
+		} else {
+			a.free++
+		}
+	})
+}
+
+// pull moves kept unchanged slice k into the plan.
+func (a *assignment) pull(k int) {
+	a.kept[k] = false
+	forReady(a.si.Unchanged[k], func(e *Endpoint) { a.fixed[a.gr.groupOf(&a.t, e.Hints)]-- })
+	a.count(a.si.Unchanged[k])
+}
+
+// dropStale pulls the kept slices holding an endpoint hinted for another
+// group than its own that is no longer needed there. Such an endpoint stays
+// only while its own group is not short and (without hysteresis) the other
+// group still needs that many endpoints from elsewhere, so that cross-zone
+// hints never exceed what the threshold requires.
+func (a *assignment) dropStale() {
+	ng := len(a.need)
 	located := make([]int, ng) // ready endpoints located in each group
-	for _, list := range [...][]*Slice{si.ToCreate, si.ToUpdate, si.Unchanged} {
+	for _, list := range [...][]*Slice{a.si.ToCreate, a.si.ToUpdate, a.si.Unchanged} {
 		for _, s := range list {
 			forReady(s, func(e *Endpoint) {
-				if g := groupOfZone(e.Zone); g >= 0 {
+				if g := a.groupOfZone(e.Zone); g >= 0 {
 					located[g]++
 				}
 			})
 		}
 	}
 	crossInto := make([]int, ng)
-	for k, s := range si.Unchanged {
-		if kept[k] {
+	for k, s := range a.si.Unchanged {
+		if a.kept[k] {
 			forReady(s, func(e *Endpoint) {
-				if og, hg := groupOfZone(e.Zone), gr.groupOf(&t, e.Hints); og >= 0 && og != hg {
+				if og, hg := a.groupOfZone(e.Zone), a.gr.groupOf(&a.t, e.Hints); og >= 0 && og != hg {
 					crossInto[hg]++
 				}
 			})
 		}
 	}
-	for k, s := range si.Unchanged {
-		if !kept[k] {
+	for k, s := range a.si.Unchanged {
+		if !a.kept[k] {
 			continue
 		}
 		stale := false
 		forReady(s, func(e *Endpoint) {
-			og, hg := groupOfZone(e.Zone), gr.groupOf(&t, e.Hints)
+			og, hg := a.groupOfZone(e.Zone), a.gr.groupOf(&a.t, e.Hints)
 			if og < 0 || og == hg {
 				return
 			}
-			if (!sticky && crossInto[hg] > max(0, need[hg]-located[hg])) || fixed[og]+own[og] < need[og] {
+			if (!a.sticky && crossInto[hg] > max(0, a.need[hg]-located[hg])) || a.fixed[og]+a.own[og] < a.need[og] {
 				stale = true
 			}
 		})
 		if stale {
 			forReady(s, func(e *Endpoint) {
-				if og, hg := groupOfZone(e.Zone), gr.groupOf(&t, e.Hints); og >= 0 && og != hg {
+				if og, hg := a.groupOfZone(e.Zone), a.gr.groupOf(&a.t, e.Hints); og >= 0 && og != hg {
 					crossInto[hg]--
 				}
 			})
-			pull(k)
+			a.pull(k)
 		}
 	}
-	// Pull kept slices into the plan until the flexible endpoints can cover
-	// every group's shortfall.
-	for !coverable(need, fixed, own, free) {
-		k := pullCandidate(si.Unchanged, kept, &t, &gr, need, fixed, own)
+}
+
+// pullUntilCoverable pulls kept slices into the plan until the flexible
+// endpoints can cover every group's shortfall.
+func (a *assignment) pullUntilCoverable() {
+	for !coverable(a.need, a.fixed, a.own, a.free) {
+		k := pullCandidate(a.si.Unchanged, a.kept, &a.t, a.gr, a.need, a.fixed, a.own)
 		if k < 0 {
 			break // cannot happen: with nothing kept, coverable is sum <= n
 		}
-		pull(k)
+		a.pull(k)
 	}
-	// Move the non-kept unchanged slices to ToUpdate, in order.
+}
+
+// movePulled moves the unchanged slices not kept to ToUpdate, in order.
+func (a *assignment) movePulled() {
+	si := a.si
 	j := 0
 	for k, s := range si.Unchanged {
-		if kept[k] {
+		if a.kept[k] {
 			si.Unchanged[j] = s
 			j++
 		} else {
@@ -311,52 +335,59 @@ func assignGroups(c Capacity, si *SliceInfo, gr grouping, need []int, sticky boo
 		}
 	}
 	si.Unchanged = si.Unchanged[:j]
+}
 
-	// Plan: each group keeps its own flexible endpoints except what it must
-	// give; shortfalls are covered by free endpoints first, then by the
-	// groups with the most to spare.
+// plan decides where flexible endpoints are hinted: each group keeps its
+// own except what it must give; shortfalls are covered by free endpoints
+// first, then by the groups with the most to spare; free endpoints left
+// over go where the load per endpoint is highest.
+func (a *assignment) plan() {
+	ng := len(a.need)
 	short := make([]int, ng)
-	give := make([]int, ng)
 	spare := make([]int, ng)
-	for i := range need {
-		have := fixed[i] + own[i]
-		if have < need[i] {
-			short[i] = need[i] - have
+	a.give = make([]int, ng)
+	for i := range a.need {
+		have := a.fixed[i] + a.own[i]
+		if have < a.need[i] {
+			short[i] = a.need[i] - have
 		} else {
-			spare[i] = min(own[i], have-need[i])
+			spare[i] = min(a.own[i], have-a.need[i])
 		}
 	}
-	fromFree := make([]int, ng)  // free endpoints hinted for each group
-	fromGiver := make([]int, ng) // endpoints of giving groups hinted for each group
+	a.fromFree = make([]int, ng)
+	a.fromGiver = make([]int, ng)
+	free := a.free
 	for i := range short {
 		take := min(short[i], free)
-		fromFree[i] += take
+		a.fromFree[i] += take
 		free -= take
 		for k := take; k < short[i]; k++ {
 			g := argmax(spare)
 			spare[g]--
-			give[g]++
-			fromGiver[i]++
+			a.give[g]++
+			a.fromGiver[i]++
 		}
 	}
 	final := make([]int, ng)
 	for i := range final {
-		final[i] = fixed[i] + own[i] - give[i] + fromFree[i] + fromGiver[i]
+		final[i] = a.fixed[i] + a.own[i] - a.give[i] + a.fromFree[i] + a.fromGiver[i]
 	}
-	// Free endpoints left over go where the load per endpoint is highest.
 	for ; free > 0; free-- {
 		best, bl := 0, -1.0
 		for i := range final {
-			if l := float64(gr.milli[i]) / float64(final[i]+1); l > bl {
+			if l := float64(a.gr.milli[i]) / float64(final[i]+1); l > bl {
 				best, bl = i, l
 			}
 		}
 		final[best]++
-		fromFree[best]++
+		a.fromFree[best]++
 	}
-	// Realize the plan in the slices being written, in order. Not-ready
-	// endpoints lose their hints (upstream leaves them).
-	for _, list := range [...][]*Slice{si.ToCreate, si.ToUpdate} {
+}
+
+// realize writes the plan's hints into the slices being written, in order.
+// Not-ready endpoints lose their hints (upstream leaves them).
+func (a *assignment) realize() {
+	for _, list := range [...][]*Slice{a.si.ToCreate, a.si.ToUpdate} {
 		for _, s := range list {
 			for i := range s.Endpoints {
 				e := &s.Endpoints[i]
@@ -364,19 +395,19 @@ func assignGroups(c Capacity, si *SliceInfo, gr grouping, need []int, sticky boo
 					e.Hints = nil
 					continue
 				}
-				g := groupOfZone(e.Zone)
+				g := a.groupOfZone(e.Zone)
 				switch {
 				case g < 0:
-					r := firstPositive(fromFree)
-					fromFree[r]--
-					e.Hints = gr.hints[r]
-				case give[g] > 0:
-					r := firstPositive(fromGiver)
-					fromGiver[r]--
-					give[g]--
-					e.Hints = gr.hints[r]
+					r := firstPositive(a.fromFree)
+					a.fromFree[r]--
+					e.Hints = a.gr.hints[r]
+				case a.give[g] > 0:
+					r := firstPositive(a.fromGiver)
+					a.fromGiver[r]--
+					a.give[g]--
+					e.Hints = a.gr.hints[r]
 				default:
-					e.Hints = gr.hints[g]
+					e.Hints = a.gr.hints[g]
 				}
 			}
 		}

@@ -75,56 +75,78 @@ func proxyTerminating(e *Endpoint) bool { return orDefault(e.Conditions.Terminat
 // endpoint falls back to the serving-and-terminating ones. O(endpoints).
 func SelectEndpoints(eps []Endpoint, p TrafficPolicy, nodeName, zone string) Selection {
 	var sel Selection
-	usable := func(i int) bool { return len(eps[i].Addresses) > 0 }
 	// kube-proxy's cache drops endpoints without addresses before
 	// CategorizeEndpoints, which returns nothing at all for no endpoints.
 	if !slices.ContainsFunc(eps, func(e Endpoint) bool { return len(e.Addresses) > 0 }) {
 		sel.Why = "no endpoints"
 		return sel
 	}
-	// As kube-proxy's EndpointSliceCache: an endpoint is local when it
-	// names this node, and nothing is local to a node without a name.
-	local := func(e *Endpoint) bool { return nodeName != "" && e.NodeName == nodeName }
 	if p.usesCluster() {
-		sel.Mode, sel.Why = modeFromHints(eps, nodeName, zone, p.IgnoreNodeHints)
-		for i := range eps {
-			e := &eps[i]
-			if !usable(i) || !proxyReady(e) {
-				continue
-			}
-			switch sel.Mode {
-			case PreferSameNode:
-				if !hasNode(e.Hints, nodeName) {
-					continue
-				}
-			case PreferSameZone:
-				if !hasZone(e.Hints, zone) {
-					continue
-				}
-			}
-			sel.Cluster = append(sel.Cluster, i)
-		}
-		if len(sel.Cluster) == 0 {
-			for i := range eps {
-				if usable(i) && proxyServing(&eps[i]) && proxyTerminating(&eps[i]) {
-					sel.Cluster = append(sel.Cluster, i)
-					sel.ClusterTerminating = true
-				}
-			}
-		}
-		sel.HasAny = len(sel.Cluster) > 0
-		if sel.Cluster == nil {
-			sel.Cluster = []int{}
-		}
+		selectCluster(&sel, eps, nodeName, zone, p.IgnoreNodeHints)
 	}
 	if !p.usesLocal() {
 		sel.Reachable = sel.Cluster
 		return sel
 	}
+	selectLocal(&sel, eps, nodeName)
+	if !p.usesCluster() {
+		sel.Reachable = sel.Local
+		return sel
+	}
+	if sel.Mode == "" && !sel.LocalTerminating {
+		sel.Reachable = sel.Cluster
+		return sel
+	}
+	sel.Reachable = unionByAddress(eps, sel.Cluster, sel.Local)
+	return sel
+}
+
+// selectCluster sets sel's hint mode and its cluster endpoints: the ready
+// endpoints the hints of that mode keep, else the serving-and-terminating
+// ones.
+func selectCluster(sel *Selection, eps []Endpoint, nodeName, zone string, ignoreNodeHints bool) {
+	sel.Mode, sel.Why = modeFromHints(eps, nodeName, zone, ignoreNodeHints)
+	for i := range eps {
+		e := &eps[i]
+		if len(e.Addresses) == 0 || !proxyReady(e) {
+			continue
+		}
+		switch sel.Mode {
+		case PreferSameNode:
+			if !hasNode(e.Hints, nodeName) {
+				continue
+			}
+		case PreferSameZone:
+			if !hasZone(e.Hints, zone) {
+				continue
+			}
+		}
+		sel.Cluster = append(sel.Cluster, i)
+	}
+	if len(sel.Cluster) == 0 {
+		for i := range eps {
+			if len(eps[i].Addresses) > 0 && proxyServing(&eps[i]) && proxyTerminating(&eps[i]) {
+				sel.Cluster = append(sel.Cluster, i)
+				sel.ClusterTerminating = true
+			}
+		}
+	}
+	sel.HasAny = len(sel.Cluster) > 0
+	if sel.Cluster == nil {
+		sel.Cluster = []int{}
+	}
+}
+
+// selectLocal sets sel's local endpoints: the ready ones on this node, else
+// its serving-and-terminating ones. As kube-proxy's EndpointSliceCache, an
+// endpoint is local when it names this node, and nothing is local to a
+// node without a name.
+func selectLocal(sel *Selection, eps []Endpoint, nodeName string) {
+	local := func(e *Endpoint) bool { return nodeName != "" && e.NodeName == nodeName }
 	localReady, localTerm := false, false
 	for i := range eps {
 		e := &eps[i]
-		if !usable(i) {
+		if len(e.Addresses) == 0 {
 			continue
 		}
 		if proxyReady(e) {
@@ -138,7 +160,7 @@ func SelectEndpoints(eps []Endpoint, p TrafficPolicy, nodeName, zone string) Sel
 	sel.Local = []int{}
 	for i := range eps {
 		e := &eps[i]
-		if !usable(i) || !local(e) {
+		if len(e.Addresses) == 0 || !local(e) {
 			continue
 		}
 		if (localReady && proxyReady(e)) || (!localReady && localTerm && proxyServing(e) && proxyTerminating(e)) {
@@ -146,25 +168,23 @@ func SelectEndpoints(eps []Endpoint, p TrafficPolicy, nodeName, zone string) Sel
 		}
 	}
 	sel.LocalTerminating = !localReady && localTerm
-	if !p.usesCluster() {
-		sel.Reachable = sel.Local
-		return sel
-	}
-	if sel.Mode == "" && !sel.LocalTerminating {
-		sel.Reachable = sel.Cluster
-		return sel
-	}
-	seen := make(map[string]bool, len(sel.Cluster)+len(sel.Local))
-	for _, list := range [][]int{sel.Cluster, sel.Local} {
+}
+
+// unionByAddress returns the endpoints of cluster, then of local, keeping
+// the first of each first address.
+func unionByAddress(eps []Endpoint, cluster, local []int) []int {
+	var out []int
+	seen := make(map[string]bool, len(cluster)+len(local))
+	for _, list := range [][]int{cluster, local} {
 		for _, i := range list {
 			key := eps[i].Addresses[0]
 			if !seen[key] {
 				seen[key] = true
-				sel.Reachable = append(sel.Reachable, i)
+				out = append(out, i)
 			}
 		}
 	}
-	return sel
+	return out
 }
 
 // modeFromHints is kube-proxy's topologyModeFromHints, with the reason.

@@ -172,42 +172,22 @@ func round(d time.Duration) time.Duration {
 // cfg.MaxRequests have been sent, waits for every request in flight to
 // finish, and reports. It fails only on an invalid Config.
 func Run(ctx context.Context, cfg Config) (Report, error) {
-	if cfg.URL == "" || len(cfg.Users) == 0 || cfg.Duration <= 0 {
-		return Report{}, errors.New("loadtest: URL, Users and a positive Duration are required")
+	inflight, err := cfg.check()
+	if err != nil {
+		return Report{}, err
 	}
 	if cfg.Path == "" {
 		cfg.Path = "/api/v1/namespaces/default/pods"
 	}
-	inflight := 0
-	for _, u := range cfg.Users {
-		if u.Concurrency <= 0 {
-			return Report{}, fmt.Errorf("loadtest: user %q: Concurrency=%d must be positive", u.Name, u.Concurrency)
-		}
-		if u.Rate < 0 || math.IsNaN(u.Rate) || math.IsInf(u.Rate, 0) {
-			return Report{}, fmt.Errorf("loadtest: user %q: Rate=%v must be a finite number ≥ 0", u.Name, u.Rate)
-		}
-		inflight += u.Concurrency
+	rn := &runner{cfg: cfg, client: cfg.Client}
+	if rn.client == nil {
+		rn.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: inflight, MaxConnsPerHost: inflight}}
+		defer rn.client.CloseIdleConnections()
 	}
-	client := cfg.Client
-	if client == nil {
-		client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: inflight, MaxConnsPerHost: inflight}}
-		defer client.CloseIdleConnections()
-	}
-	start := time.Now()
-	end := start.Add(cfg.Duration)
-	ctx, cancel := context.WithDeadline(ctx, end)
+	rn.start = time.Now()
+	rn.end = rn.start.Add(cfg.Duration)
+	ctx, cancel := context.WithDeadline(ctx, rn.end)
 	defer cancel()
-	var sent sync.Mutex
-	nsent := 0
-	take := func() bool {
-		sent.Lock()
-		defer sent.Unlock()
-		if cfg.MaxRequests > 0 && nsent >= cfg.MaxRequests {
-			return false
-		}
-		nsent++
-		return true
-	}
 	rep := Report{Users: make([]UserResult, len(cfg.Users)), Window: cfg.Duration}
 	var wg sync.WaitGroup
 	paced := 0
@@ -221,63 +201,111 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		res := &rep.Users[i]
 		res.Name = u.Name
 		var mu sync.Mutex
-		// due returns when the user's next request is due, false when it
-		// is not due within the run (always true, at once, unpaced).
-		due := func() (time.Time, bool) { return start, true }
+		due := func() (time.Time, bool) { return rn.start, true }
 		if u.Rate > 0 {
-			interval := time.Duration(float64(time.Second) / u.Rate)
-			phase := interval * time.Duration(ipaced) / time.Duration(paced)
+			due = rn.schedule(u.Rate, res, &mu, ipaced, paced)
 			ipaced++
-			res.Offered = int((cfg.Duration - phase + interval - 1) / interval)
-			next := 0
-			due = func() (time.Time, bool) {
-				mu.Lock()
-				k := next
-				next++
-				mu.Unlock()
-				return start.Add(phase + time.Duration(k)*interval), k < res.Offered
-			}
 		}
 		for range u.Concurrency {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for ctx.Err() == nil {
-					at, ok := due()
-					if !ok || !sleepUntil(ctx, at) || !take() {
-						return
-					}
-					code, wait, latency, err := do(client, cfg, &u)
-					inWindow := time.Now().Before(end)
-					mu.Lock()
-					res.Sent++
-					switch {
-					case err != nil:
-						res.Errors++
-					case code/100 == 2:
-						res.Served++
-						if inWindow {
-							res.Windowed++
-						}
-						res.Waits = append(res.Waits, wait)
-						res.Latencies = append(res.Latencies, latency)
-					case code == http.StatusTooManyRequests:
-						res.Rejected++
-					default:
-						res.Errors++
-					}
-					mu.Unlock()
-				}
-			}()
+			wg.Go(func() { rn.send(ctx, &u, res, &mu, due) })
 		}
 	}
 	wg.Wait()
-	rep.Duration = time.Since(start)
+	rep.Duration = time.Since(rn.start)
 	for i := range rep.Users {
 		slices.Sort(rep.Users[i].Waits)
 		slices.Sort(rep.Users[i].Latencies)
 	}
 	return rep, nil
+}
+
+// check returns the sum of the users' concurrency, or the first problem
+// of cfg.
+func (cfg *Config) check() (int, error) {
+	if cfg.URL == "" || len(cfg.Users) == 0 || cfg.Duration <= 0 {
+		return 0, errors.New("loadtest: URL, Users and a positive Duration are required")
+	}
+	inflight := 0
+	for _, u := range cfg.Users {
+		if u.Concurrency <= 0 {
+			return 0, fmt.Errorf("loadtest: user %q: Concurrency=%d must be positive", u.Name, u.Concurrency)
+		}
+		if u.Rate < 0 || math.IsNaN(u.Rate) || math.IsInf(u.Rate, 0) {
+			return 0, fmt.Errorf("loadtest: user %q: Rate=%v must be a finite number ≥ 0", u.Name, u.Rate)
+		}
+		inflight += u.Concurrency
+	}
+	return inflight, nil
+}
+
+// runner is one Run: its client, window and request budget.
+type runner struct {
+	cfg        Config
+	client     *http.Client
+	start, end time.Time
+
+	mu    sync.Mutex
+	nsent int
+}
+
+// take counts one request against cfg.MaxRequests, false when none is left.
+func (rn *runner) take() bool {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	if rn.cfg.MaxRequests > 0 && rn.nsent >= rn.cfg.MaxRequests {
+		return false
+	}
+	rn.nsent++
+	return true
+}
+
+// schedule sets res.Offered for a user sending rate requests a second, the
+// ipaced-th of paced such users (their phases spread over one interval),
+// and returns when its next request is due, false when it is not due
+// within the run. mu guards the schedule.
+func (rn *runner) schedule(rate float64, res *UserResult, mu *sync.Mutex, ipaced, paced int) func() (time.Time, bool) {
+	interval := time.Duration(float64(time.Second) / rate)
+	phase := interval * time.Duration(ipaced) / time.Duration(paced)
+	res.Offered = int((rn.cfg.Duration - phase + interval - 1) / interval)
+	next := 0
+	return func() (time.Time, bool) {
+		mu.Lock()
+		k := next
+		next++
+		mu.Unlock()
+		return rn.start.Add(phase + time.Duration(k)*interval), k < res.Offered
+	}
+}
+
+// send is one of u's concurrent senders: it sends u's requests when due
+// until the run ends, and records each outcome in res under mu.
+func (rn *runner) send(ctx context.Context, u *User, res *UserResult, mu *sync.Mutex, due func() (time.Time, bool)) {
+	for ctx.Err() == nil {
+		at, ok := due()
+		if !ok || !sleepUntil(ctx, at) || !rn.take() {
+			return
+		}
+		code, wait, latency, err := do(rn.client, rn.cfg, u)
+		inWindow := time.Now().Before(rn.end)
+		mu.Lock()
+		res.Sent++
+		switch {
+		case err != nil:
+			res.Errors++
+		case code/100 == 2:
+			res.Served++
+			if inWindow {
+				res.Windowed++
+			}
+			res.Waits = append(res.Waits, wait)
+			res.Latencies = append(res.Latencies, latency)
+		case code == http.StatusTooManyRequests:
+			res.Rejected++
+		default:
+			res.Errors++
+		}
+		mu.Unlock()
+	}
 }
 
 // sleepUntil waits until t, false if ctx ends first.
