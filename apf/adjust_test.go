@@ -74,8 +74,8 @@ func TestZeroOptionsAdmitWithinOnePeriod(t *testing.T) {
 			if r.err != nil {
 				t.Fatalf("Wait = %v, want admitted", r.err)
 			}
-			if w := r.t.Wait(); w > BorrowingAdjustmentPeriod {
-				t.Errorf("Ticket.Wait() = %v, want at most %v", w, BorrowingAdjustmentPeriod)
+			if w := r.t.WaitTime(); w > BorrowingAdjustmentPeriod {
+				t.Errorf("Ticket.WaitTime() = %v, want at most %v", w, BorrowingAdjustmentPeriod)
 			}
 			r.t.Finish()
 		})
@@ -126,8 +126,8 @@ func TestAdjustOnStarvation(t *testing.T) {
 			if r.err != nil {
 				t.Fatalf("Wait = %v, want admitted", r.err)
 			}
-			if w := r.t.Wait(); w != 0 {
-				t.Errorf("Ticket.Wait() = %v, want 0", w)
+			if w := r.t.WaitTime(); w != 0 {
+				t.Errorf("Ticket.WaitTime() = %v, want 0", w)
 			}
 			if got := c.Dump()[levelIndex(c, "global-default")].Limits.Current; got < 1 {
 				t.Errorf("global-default's limit after the starvation adjustment = %d, want at least 1", got)

@@ -525,9 +525,10 @@ func (t Ticket) Queue() int {
 	return tk.r.Queue()
 }
 
-// Wait returns how long the request waited for dispatch.
-func (t Ticket) Wait() time.Duration {
-	tk := t.live("Wait")
+// WaitTime returns how long the request waited for dispatch (Controller.Wait
+// is the call that waits).
+func (t Ticket) WaitTime() time.Duration {
+	tk := t.live("WaitTime")
 	return tk.r.StartTime().Sub(tk.r.ArrivalTime())
 }
 

@@ -297,7 +297,7 @@ func TestTicketAfterFinish(t *testing.T) {
 	mustPanic("Finish", tk.Finish)
 	mustPanic("Classification", func() { tk.Classification() })
 	mustPanic("Queue", func() { tk.Queue() })
-	mustPanic("Wait", func() { tk.Wait() })
+	mustPanic("WaitTime", func() { tk.WaitTime() })
 	mustPanic("Work", func() { tk.Work() })
 	mustPanic("Finish of the zero Ticket", Ticket{}.Finish)
 

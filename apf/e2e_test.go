@@ -61,7 +61,7 @@ const (
 // work holds the seat for e2eWork and reports the admission wait.
 func work(w http.ResponseWriter, r *http.Request) {
 	if t, ok := apf.TicketFromContext(r.Context()); ok {
-		w.Header().Set(loadtest.HeaderWait, strconv.FormatFloat(t.Wait().Seconds(), 'f', -1, 64))
+		w.Header().Set(loadtest.HeaderWait, strconv.FormatFloat(t.WaitTime().Seconds(), 'f', -1, 64))
 	}
 	time.Sleep(e2eWork)
 	w.WriteHeader(http.StatusOK)

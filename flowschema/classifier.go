@@ -263,9 +263,11 @@ func brokenLevel(pl *PriorityLevelConfiguration) string {
 	return ""
 }
 
-// FlowSchemas returns the FlowSchemas in matching order, including the
-// mandatory ones Compile added. The caller must not modify them.
-func (c *Classifier) FlowSchemas() []FlowSchema { return c.schemas }
+// FlowSchemas returns a copy of the FlowSchemas in matching order,
+// including the mandatory ones Compile added: the caller may reorder or
+// change the slice and its elements' top-level fields; the rules and
+// subjects inside are shared and must not be modified.
+func (c *Classifier) FlowSchemas() []FlowSchema { return slices.Clone(c.schemas) }
 
 // Imagined reports whether FlowSchemas()[i] was added by Compile because the
 // configuration lacked it.

@@ -203,3 +203,27 @@ func TestPrecedenceTieByName(t *testing.T) {
 		}
 	}
 }
+
+// FlowSchemas hands out a copy: changing it changes neither a later
+// FlowSchemas nor the Classifier's decisions.
+func TestFlowSchemasIsACopy(t *testing.T) {
+	c, err := Compile(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &Request{User: "u", Groups: []string{"system:authenticated"}, Verb: "get", Resource: "pods", Namespace: "ns", ResourceRequest: true}
+	before := c.Classify(req)
+	got := c.FlowSchemas()
+	want := got[0].Name
+	for i := range got {
+		got[i].Name = "changed"
+		got[i].Spec.MatchingPrecedence = 1
+	}
+	slices.Reverse(got)
+	if name := c.FlowSchemas()[0].Name; name != want {
+		t.Errorf("FlowSchemas()[0].Name after changing an earlier result = %q, want %q", name, want)
+	}
+	if diff := cmp.Diff(before, c.Classify(req)); diff != "" {
+		t.Errorf("Classify after changing FlowSchemas' result (-before +after):\n%s", diff)
+	}
+}

@@ -18,7 +18,7 @@ func webSlice(name, rv string, eps ...slicer.Endpoint) *slicecache.Slice {
 
 func pod(addr string, ready, terminating bool) slicer.Endpoint {
 	return slicer.Endpoint{Addresses: []string{addr}, NodeName: "node-a",
-		Conditions: slicer.Conditions{Ready: slicer.Of(ready), Serving: slicer.True, Terminating: slicer.Of(terminating)}}
+		Conditions: slicer.Conditions{Ready: slicer.TristateOf(ready), Serving: slicer.True, Terminating: slicer.TristateOf(terminating)}}
 }
 
 // An endpoint moves between two slices of a Service: for a moment it is in

@@ -175,7 +175,7 @@ func desiredMirror(subsets []EndpointsSubset, limit int, out *MirrorPlan) (map[m
 				at = IPv6
 			}
 			e := Endpoint{Addresses: []string{ip.String()}, Hostname: a.Hostname, NodeName: a.NodeName, TargetRef: a.TargetRef,
-				Conditions: Conditions{Ready: Of(i < len(sub.Addresses))}}
+				Conditions: Conditions{Ready: TristateOf(i < len(sub.Addresses))}}
 			d := want[mirrorKey{at, pk}]
 			if id := identityString(&e); !d.seen[id] {
 				d.seen[id] = true

@@ -45,8 +45,8 @@ const (
 	True
 )
 
-// Of returns True for true and False for false.
-func Of(b bool) Tristate {
+// TristateOf returns True for true and False for false.
+func TristateOf(b bool) Tristate {
 	if b {
 		return True
 	}
@@ -81,9 +81,9 @@ type Conditions struct {
 // and not terminating).
 func PodConditions(podReady, terminating, publishNotReadyAddresses bool) Conditions {
 	return Conditions{
-		Ready:       Of(publishNotReadyAddresses || (podReady && !terminating)),
-		Serving:     Of(podReady),
-		Terminating: Of(terminating),
+		Ready:       TristateOf(publishNotReadyAddresses || (podReady && !terminating)),
+		Serving:     TristateOf(podReady),
+		Terminating: TristateOf(terminating),
 	}
 }
 
@@ -368,7 +368,7 @@ type TypeChurn struct {
 // Writes returns the number of API calls in the plan.
 func (p *Plan) Writes() int { return len(p.Creates) + len(p.Updates) + len(p.Deletes) }
 
-// Rewrite moves p.Unchanged[i] to the end of p.Updates, with its own copy
+// MoveToUpdates moves p.Unchanged[i] to the end of p.Updates, with its own copy
 // of the endpoints (so that they may be modified) and the trigger-time
 // annotation set to triggerTime (removed if zero), as every written slice
 // gets, and returns its index in p.Updates. It is for passes that run
@@ -376,7 +376,7 @@ func (p *Plan) Writes() int { return len(p.Creates) + len(p.Updates) + len(p.Del
 // before recycling: recycling pairs only creates and deletes, so running
 // such a pass on the recycled plan gives the same calls. It panics if i is
 // out of range.
-func (p *Plan) Rewrite(i int, triggerTime time.Time) int {
+func (p *Plan) MoveToUpdates(i int, triggerTime time.Time) int {
 	s := p.Unchanged[i]
 	p.Unchanged = append(p.Unchanged[:i:i], p.Unchanged[i+1:]...)
 	s.Endpoints = append([]Endpoint(nil), s.Endpoints...)

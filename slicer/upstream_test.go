@@ -380,7 +380,7 @@ func TestPlanRewrite(t *testing.T) {
 		t.Fatalf("plan: %d unchanged, %d writes; want 2, 0", len(p.Unchanged), p.Writes())
 	}
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	i := p.Rewrite(0, at)
+	i := p.MoveToUpdates(0, at)
 	u := &p.Updates[i]
 	u.Endpoints[0].Hints = &Hints{ForZones: []string{"z"}}
 	if u.Name != "a" || len(p.Unchanged) != 1 || p.Unchanged[0].Name != "b" || ex[0].Endpoints[0].Hints != nil ||

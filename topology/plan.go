@@ -18,7 +18,7 @@ type TypeResult struct {
 // IPv4, IPv6, FQDN, as upstream does after packing each address type:
 // Auto hints, trafficDistribution hints or hint removal, per policy. It
 // sets hints in place on p.Creates and p.Updates, and rewrites unchanged
-// slices whose hints must change with p.Rewrite (which appends them to
+// slices whose hints must change with p.MoveToUpdates (which appends them to
 // p.Updates with triggerTime, the Service's trigger time, as upstream
 // writes every updated slice).
 //
@@ -63,7 +63,7 @@ func HintPlan(c Capacity, p *slicer.Plan, triggerTime time.Time, policy Policy, 
 		for _, moved := range si.ToUpdate[updates:] {
 			for i := range p.Unchanged {
 				if p.Unchanged[i].Name == moved.Name && p.Unchanged[i].AddressType == at {
-					k := p.Rewrite(i, triggerTime)
+					k := p.MoveToUpdates(i, triggerTime)
 					p.Updates[k].Endpoints = moved.Endpoints
 					break
 				}

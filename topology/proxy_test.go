@@ -14,8 +14,8 @@ import (
 // endpoint on the local node; zones and nodes are comma-separated hints.
 func pe(addr, flags, zones, nodes string) Endpoint {
 	e := Endpoint{Addresses: []string{addr}, NodeName: "remote",
-		Conditions: slicer.Conditions{Ready: slicer.Of(strings.Contains(flags, "R")), Serving: slicer.Of(strings.Contains(flags, "S") || strings.Contains(flags, "R")),
-			Terminating: slicer.Of(strings.Contains(flags, "T"))}}
+		Conditions: slicer.Conditions{Ready: slicer.TristateOf(strings.Contains(flags, "R")), Serving: slicer.TristateOf(strings.Contains(flags, "S") || strings.Contains(flags, "R")),
+			Terminating: slicer.TristateOf(strings.Contains(flags, "T"))}}
 	if strings.Contains(flags, "L") {
 		e.NodeName = "local"
 	}

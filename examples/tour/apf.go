@@ -59,7 +59,7 @@ func apfSection(w io.Writer) error {
 	defer c.Close()
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if t, ok := apf.TicketFromContext(r.Context()); ok {
-			w.Header().Set(loadtest.HeaderWait, strconv.FormatFloat(t.Wait().Seconds(), 'f', -1, 64))
+			w.Header().Set(loadtest.HeaderWait, strconv.FormatFloat(t.WaitTime().Seconds(), 'f', -1, 64))
 		}
 		time.Sleep(work)
 	})

@@ -19,7 +19,7 @@ func slicecacheSection(w io.Writer) error {
 	}
 	ep := func(addr string, terminating bool) slicer.Endpoint {
 		return slicer.Endpoint{Addresses: []string{addr}, NodeName: "node-a",
-			Conditions: slicer.Conditions{Ready: slicer.Of(!terminating), Serving: slicer.True, Terminating: slicer.Of(terminating)}}
+			Conditions: slicer.Conditions{Ready: slicer.TristateOf(!terminating), Serving: slicer.True, Terminating: slicer.TristateOf(terminating)}}
 	}
 	slice := func(name, rv string, eps ...slicer.Endpoint) *slicecache.Slice {
 		return &slicecache.Slice{ResourceVersion: rv, Slice: slicer.Slice{Name: name, Namespace: "default",

@@ -240,7 +240,7 @@ func (c *Consumer) ForNode(svc slicecache.ServiceName, port slicecache.PortName,
 	for i := range eps {
 		e := &eps[i]
 		in[i] = topology.Endpoint{Addresses: []string{e.Address}, NodeName: e.NodeName, Zone: e.Zone, Hints: e.Hints,
-			Conditions: slicer.Conditions{Ready: slicer.Of(e.Ready), Serving: slicer.Of(e.Serving), Terminating: slicer.Of(e.Terminating)}}
+			Conditions: slicer.Conditions{Ready: slicer.TristateOf(e.Ready), Serving: slicer.TristateOf(e.Serving), Terminating: slicer.TristateOf(e.Terminating)}}
 	}
 	return NodeSelection{Endpoints: eps, Selection: topology.SelectEndpoints(in, p, c.node, zone)}
 }

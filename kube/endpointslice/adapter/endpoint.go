@@ -59,7 +59,7 @@ func tristate(b *bool) slicer.Tristate {
 	if b == nil {
 		return slicer.Unset
 	}
-	return slicer.Of(*b)
+	return slicer.TristateOf(*b)
 }
 
 func deref[T any](p *T) T {

@@ -77,7 +77,7 @@ func NewSyncer(opts slicer.Options) (*Syncer, error) {
 // everything else; err is a failure with no plan (a node lookup error, a
 // nil argument, or bad input to the reconciler). The plan shares data with
 // the objects and with Syncer's memory: treat it as read-only
-// (Plan.Rewrite copies what it changes).
+// (Plan.MoveToUpdates copies what it changes).
 //
 // After a sync that planned no writes, a sync of the same facts, Service
 // spec, node zones and slice objects in which at most a few pods were

@@ -217,7 +217,7 @@ func newController(sc serverConfig, objects *flowschema.Config, source string, r
 func apiHandler(work time.Duration, be *backend) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if t, ok := apf.TicketFromContext(r.Context()); ok {
-			w.Header().Set(loadtest.HeaderWait, strconv.FormatFloat(t.Wait().Seconds(), 'f', -1, 64))
+			w.Header().Set(loadtest.HeaderWait, strconv.FormatFloat(t.WaitTime().Seconds(), 'f', -1, 64))
 		}
 		if be != nil {
 			if be.acquire(r.Context()) != nil {
