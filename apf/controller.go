@@ -202,6 +202,28 @@ type Controller struct {
 	adjRunning  sync.WaitGroup // periodic adjustments running
 }
 
+// Validate reports every invalid option at once (joined with
+// errors.Join), each naming its field and value: a ServerConcurrencyLimit
+// that is not positive, a negative QueueSet.ServiceDuration, and what
+// AdaptiveOptions refuses. New calls it; a wrapper that adds options of
+// its own (kube/flowcontrol's) calls it to report its problems and these
+// together.
+func (o Options) Validate() error {
+	var errs []error
+	if o.ServerConcurrencyLimit <= 0 {
+		errs = append(errs, fmt.Errorf("apf: Options.ServerConcurrencyLimit=%d must be positive", o.ServerConcurrencyLimit))
+	}
+	if o.QueueSet.ServiceDuration < 0 {
+		errs = append(errs, fmt.Errorf("apf: Options.QueueSet.ServiceDuration=%v must not be negative", o.QueueSet.ServiceDuration))
+	}
+	if a := o.Adaptive; a != nil {
+		if err := a.validate(o.ServerConcurrencyLimit); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // snapshot is an immutable view of the configuration for the request path.
 type snapshot struct {
 	cls        *flowschema.Classifier
@@ -224,20 +246,8 @@ type snapshot struct {
 // Options.Lenient takes the configuration as upstream's controller alone
 // does instead. New also fails on invalid options.
 func New(objects *flowschema.Config, opts Options) (*Controller, error) {
-	var errs []error
-	if opts.ServerConcurrencyLimit <= 0 {
-		errs = append(errs, fmt.Errorf("apf: Options.ServerConcurrencyLimit=%d must be positive", opts.ServerConcurrencyLimit))
-	}
-	if opts.QueueSet.ServiceDuration < 0 {
-		errs = append(errs, fmt.Errorf("apf: Options.QueueSet.ServiceDuration=%v must not be negative", opts.QueueSet.ServiceDuration))
-	}
-	if a := opts.Adaptive; a != nil {
-		if err := a.validate(opts.ServerConcurrencyLimit); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
 	if objects == nil {
 		objects = flowschema.DefaultConfig()

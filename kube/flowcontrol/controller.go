@@ -120,7 +120,7 @@ func New(informerFactory kubeinformers.SharedInformerFactory, flowcontrolClient 
 // NewWithOptions is New with the options upstream lacks. It fails on a
 // non-positive serverConcurrencyLimit or invalid options.
 func NewWithOptions(informerFactory kubeinformers.SharedInformerFactory, flowcontrolClient flowcontrolclient.FlowcontrolV1Interface, serverConcurrencyLimit int, opts Options) (*Controller, error) {
-	if err := checkOptions(opts); err != nil {
+	if err := checkOptions(serverConcurrencyLimit, opts); err != nil {
 		return nil, err
 	}
 	c := newController(flowcontrolClient, opts)
@@ -133,18 +133,26 @@ func NewWithOptions(informerFactory kubeinformers.SharedInformerFactory, flowcon
 	return c, nil
 }
 
-// checkOptions refuses a negative AdjustPeriod and Fleet with Adaptive.
-func checkOptions(opts Options) error {
+// checkOptions reports every problem of opts at once: a negative
+// AdjustPeriod, Fleet with Adaptive, and what apf refuses of the options
+// passed on to it (the server concurrency limit, the queue set's service
+// duration, Adaptive's bounds).
+func checkOptions(serverConcurrencyLimit int, opts Options) error {
+	var errs []error
 	if opts.AdjustPeriod < 0 {
-		return fmt.Errorf("flowcontrol: Options.AdjustPeriod=%v must not be negative", opts.AdjustPeriod)
+		errs = append(errs, fmt.Errorf("flowcontrol: Options.AdjustPeriod=%v must not be negative", opts.AdjustPeriod))
 	}
 	if opts.Fleet != nil && opts.Adaptive != nil {
 		// Both move the current limits: the fleet's borrowing is computed
 		// over each replica's static total, which an adaptive total would
 		// change under it.
-		return errors.New("flowcontrol: Options.Fleet and Options.Adaptive cannot be used together")
+		errs = append(errs, errors.New("flowcontrol: Options.Fleet and Options.Adaptive cannot be used together"))
 	}
-	return nil
+	apfOpts := apf.Options{ServerConcurrencyLimit: serverConcurrencyLimit, QueueSet: opts.QueueSet, Adaptive: opts.Adaptive}
+	if err := apfOpts.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("flowcontrol: %w", err))
+	}
+	return errors.Join(errs...)
 }
 
 // newController returns the Controller's shell: the trackers, the clock,

@@ -25,6 +25,7 @@ import (
 
 	"github.com/fairslice/fairslice/apf"
 	"github.com/fairslice/fairslice/apf/fleet"
+	"github.com/fairslice/fairslice/fairqueue"
 )
 
 func i32(v int32) *int32 { return &v }
@@ -329,6 +330,14 @@ func TestNewWithOptionsRejectsBadInput(t *testing.T) {
 		_, err := NewWithOptions(inf, nil, tc.scl, tc.opts)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewWithOptions(%d, %+v) = %v, want an error naming %s", tc.scl, tc.opts, err, tc.want)
+		}
+	}
+	// Every problem at once, not the first alone.
+	_, err := NewWithOptions(inf, nil, 0, Options{AdjustPeriod: -time.Second, QueueSet: fairqueue.Config{ServiceDuration: -1},
+		Adaptive: &apf.AdaptiveOptions{Min: 3}, Fleet: &Fleet{Replica: "a", Store: fleet.NewMemoryStore()}})
+	for _, want := range []string{"AdjustPeriod=-1s", "cannot be used together", "ServerConcurrencyLimit=0", "ServiceDuration=-1ns"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("NewWithOptions with four problems = %v, want it to name %s too", err, want)
 		}
 	}
 }
