@@ -18,9 +18,8 @@ const (
 	// needs; with fewer, the window is extended.
 	DefaultAdaptiveMinSamples = 10
 	// DefaultAdaptiveTolerance is how far the latency may rise above its
-	// baseline, as a ratio, before the total shrinks. 1.2: the signal
-	// (AdaptiveLatencyKept) still varies by 5-15% from window to window
-	// under timing noise, and the sketch's buckets are up to 6.25% wide.
+	// baseline, as a ratio, before the total shrinks; why 1.2, in the
+	// package doc.
 	DefaultAdaptiveTolerance = 1.2
 	// AdaptiveLatencyKept is the fraction of a window's executions, the
 	// fastest, whose mean is the latency signal: the slowest 10% (stalls,
