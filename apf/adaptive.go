@@ -18,8 +18,20 @@ const (
 	// needs; with fewer, the window is extended.
 	DefaultAdaptiveMinSamples = 10
 	// DefaultAdaptiveTolerance is how far the latency may rise above its
-	// baseline, as a ratio, before the total shrinks.
-	DefaultAdaptiveTolerance = 1.05
+	// baseline, as a ratio, before the total shrinks; why 1.2, in the
+	// package doc.
+	DefaultAdaptiveTolerance = 1.2
+	// AdaptiveLatencyKept is the fraction of a window's executions, the
+	// fastest, whose mean is the latency signal: the slowest 10% (stalls,
+	// a descheduled process, a late timer) are left out, but unlike a low
+	// quantile the mean still rises when only some requests queue.
+	AdaptiveLatencyKept = 0.9
+	// AdaptiveSlowStartFactor multiplies the total in each window of slow
+	// start.
+	AdaptiveSlowStartFactor = 4
+	// AdaptiveSmoothing is how much of the way to its target one steady
+	// revision moves the total.
+	AdaptiveSmoothing = 0.25
 	// DefaultProbeInterval is how often the baseline latency is measured
 	// again, at the floor.
 	DefaultProbeInterval = 30 * time.Second
@@ -109,12 +121,14 @@ type adaptive struct {
 	countFrom atomic.Int64 // UnixNano: executions dispatched before are not sampled
 	sched     func() time.Duration
 	schedTgt  time.Duration
+	// snap holds the levels' windows during a revision (guarded by c.mu),
+	// kept to spare the revision an allocation.
+	snap []window
 }
 
 // window is what a level accumulates between revisions. Guarded by lv.mu.
 type window struct {
-	n       int
-	sum     time.Duration
+	lat     latencySketch
 	pressed bool // a request waited or was rejected
 }
 
@@ -166,8 +180,7 @@ func (a *adaptive) sampled(lv *level, start time.Time, execution time.Duration) 
 	if start.UnixNano() < a.countFrom.Load() {
 		return
 	}
-	lv.win.n++
-	lv.win.sum += execution
+	lv.win.lat.add(execution)
 }
 
 // maybeRevise revises the total if its time has come. Called without
@@ -192,14 +205,17 @@ func (c *Controller) reviseLocked(now time.Time) {
 	a := c.adapt
 	levels := c.sortedLevels()
 	in := make([]levelSample, len(levels))
-	wins := make([]window, len(levels))
+	if cap(a.snap) < len(levels) {
+		a.snap = make([]window, len(levels))
+	}
+	wins := a.snap[:len(levels)]
 	for i, lv := range levels {
 		lv.mu.Lock()
 		wins[i] = lv.win
 		n := lv.qs.Counts()
-		in[i] = levelSample{Name: lv.name, Exempt: lv.exempt, N: lv.win.n, Sum: lv.win.sum,
-			Executing: n.SeatsInUse, Limit: lv.qcfg.ConcurrencyLimit, Pressed: lv.win.pressed || n.Waiting > 0}
 		lv.mu.Unlock()
+		in[i] = levelSample{Name: lv.name, Exempt: lv.exempt, N: wins[i].lat.n, Low: wins[i].lat.lowMean(AdaptiveLatencyKept),
+			Executing: n.SeatsInUse, Limit: lv.qcfg.ConcurrencyLimit, Pressed: wins[i].pressed || n.Waiting > 0}
 	}
 	g := 1.0
 	if a.sched != nil {
@@ -212,8 +228,7 @@ func (c *Controller) reviseLocked(now time.Time) {
 	if consumed {
 		for i, lv := range levels {
 			lv.mu.Lock()
-			lv.win.n -= wins[i].n
-			lv.win.sum -= wins[i].sum
+			lv.win.lat.sub(&wins[i].lat)
 			lv.win.pressed = false
 			lv.mu.Unlock()
 		}

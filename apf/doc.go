@@ -63,22 +63,38 @@
 // AdaptiveOptions.Interval (DefaultAdaptiveInterval, 100 ms), triggered by
 // a request arriving or finishing (no goroutine or timer of its own), and
 // use a window only once it holds MinSamples executions
-// (DefaultAdaptiveMinSamples, 10). The rule (gradient.go):
+// (DefaultAdaptiveMinSamples, 10).
+//
+// The latency signal of a level's window ("Low") is the mean of its
+// fastest AdaptiveLatencyKept (90%) executions, read from a sketch of
+// log-spaced buckets (16 per power of two, so to within 6.25%; adding a
+// sample is O(1) and allocates nothing). Leaving the slowest tenth out
+// makes the signal blind to stalls that hit a few requests (a descheduled
+// process, a late timer; on the example server 100 ms window means of
+// 20 ms of work ranged from 20.5 to 49.8 ms with the backend idle, and
+// one such window ended slow start and halved the total).
+// It is a trimmed mean, not a low quantile, because a quantile misses
+// queueing that delays only some requests: a backend whose slots free up
+// together serves a quarter of the requests at once with the total at
+// 1.75 times its slots, so a p25 signal settled there. The rule
+// (gradient.go):
 //
 //  1. Probe. Start at the floor and wait until no limited level executes
-//     more seats than its limit (the work admitted earlier has left); the
-//     mean execution time of each level over the next window is its
-//     baseline, the no-load latency. Re-probe every ProbeInterval
-//     (DefaultProbeInterval, 30 s), then resume at the total before.
-//  2. Slow start (after the first probe only). Double the total each
-//     window while the latency ratio stays within Tolerance and a limited
-//     level was short of seats (a request waited or was rejected).
-//  3. Steady. ratio = the sample-weighted mean over levels of mean
-//     execution / baseline (a baseline follows a lower mean down);
-//     gradient = clamp(Tolerance/ratio, AdaptiveMinGradient 0.5, 1),
-//     lowered to the scheduler signal's target/p99 when that is over its
-//     target; total' = total·gradient, plus AdaptiveHeadroom·√total (0.5)
-//     when the gradient is 1 and a level was short of seats.
+//     more seats than its limit (the work admitted earlier has left); each
+//     level's Low over the next window is its baseline, the no-load
+//     latency. Re-probe every ProbeInterval (DefaultProbeInterval, 30 s),
+//     then resume at the total before.
+//  2. Slow start (after the first probe only). Multiply the total by
+//     AdaptiveSlowStartFactor (4) each window while the latency ratio
+//     stays within Tolerance and a limited level was short of seats (a
+//     request waited or was rejected).
+//  3. Steady. ratio = the sample-weighted mean over levels of Low /
+//     baseline (a baseline follows a lower Low down); gradient =
+//     clamp(Tolerance/ratio, AdaptiveMinGradient 0.5, 1), lowered to the
+//     scheduler signal's target/p99 when that is over its target; target =
+//     total·gradient, plus AdaptiveHeadroom·√total (0.5) when the gradient
+//     is 1 and a level was short of seats; total' = total +
+//     AdaptiveSmoothing·(target − total), AdaptiveSmoothing 0.25.
 //  4. Bounds. The total stays within [floor, ceiling]: the floor is
 //     AdaptiveOptions.Min (at least 1) and never less than what the
 //     mandatory catch-all level needs to keep one seat; the ceiling is
@@ -88,21 +104,42 @@
 //
 // Each level's seats then follow from the total through setTotalLocked, as
 // upstream's shares prescribe, and borrowing keeps re-dividing them every
-// period. Tolerance defaults to DefaultAdaptiveTolerance (1.05): the total
-// settles where the backend runs about √total/2 requests beyond what it
-// serves without queueing. backendsim simulates it against a backend of N
-// slots.
+// period. backendsim simulates the rule against a backend of N slots; the
+// constants were chosen there (BENCHMARKS.md, "apf: the adaptive total"):
+//   - Tolerance 1.2 (DefaultAdaptiveTolerance; it was 1.05 with the plain
+//     mean). With the trimmed mean, 1.05 still gave 0.54-0.98 of the best
+//     static total under MeasuredNoise and did not settle within 5 s in 7
+//     of 15 runs (presumably because the buckets alone are up to 6.25%
+//     wide and the baseline follows the lowest window down). The total settles at about 1.2 times the slots,
+//     a queue of a fifth of the slots inside the backend. In backendsim
+//     1.1 and 1.3 gave the same goodput (it hardly depends
+//     on the total between N and 2N slots); on the example server
+//     Tolerance 1.6 and 2.0 gained some goodput but not enough to reach
+//     the best static total.
+//   - Smoothing 0.25. Unsmoothed, a window over the tolerance cuts the
+//     total below the slots and the headroom then overshoots: under
+//     MeasuredNoise the total settled only after 6.5-19.9 s in 13 of 15
+//     runs and goodput fell to 0.90-0.97 of the best static. Smoothed,
+//     after the capacity halves the total still settles within a second.
+//   - Slow start 4x. The start (probe at the floor of 1, then slow start)
+//     is most of what a 20 s run loses against the best static total;
+//     4x instead of 2x raised the worst run on 16 slots from 0.943 to
+//     0.954 of the best static total, at the cost of one window at up to
+//     four times the slots.
 //
 // How it differs from its peers:
 //   - Netflix concurrency-limits' Gradient2 compares a short-term with a
 //     long-term (exponentially averaged) RTT and adds a fixed queue size
-//     with smoothing; here the baseline is measured by probing (a
-//     long-term average drifts up under sustained overload), per priority
-//     level, and the growth is √total without smoothing.
-//   - Vegas estimates the queue as limit·(1 − RTTnoload/RTT) and moves the
-//     limit by small steps between two thresholds; here the same ratio
-//     scales the total multiplicatively, so a halving of capacity is
-//     followed within a window or two.
+//     with smoothing; here the baseline is measured by
+//     probing (a long-term average drifts up under sustained overload),
+//     per priority level, the growth is √total, and both signals are a
+//     trimmed mean rather than a mean of every sample.
+//   - Vegas estimates the queue as limit·(1 − RTTnoload/RTT) from the
+//     minimum RTT and moves the limit by small steps between two
+//     thresholds; here the ratio of trimmed means scales the total
+//     multiplicatively (smoothed), so a halving of capacity is followed
+//     within a second. A minimum, like a low quantile, misses queueing that
+//     spares some requests.
 //   - Envoy's adaptive concurrency (gradient controller) is closest:
 //     minRTT measured at a low concurrency, periodically, and
 //     limit·gradient + √limit. Here the probe ends only once earlier work

@@ -28,7 +28,7 @@ type adaptivePhase int
 
 const (
 	phaseProbe     adaptivePhase = iota // at the floor, measuring baselines
-	phaseSlowStart                      // doubling until latency rises
+	phaseSlowStart                      // growing fast until latency rises
 	phaseSteady                         // the gradient rule
 )
 
@@ -36,9 +36,10 @@ const (
 type levelSample struct {
 	Name   string
 	Exempt bool
-	// N executions finished in the window, taking Sum in all.
+	// N executions finished in the window; Low is the mean of their
+	// fastest AdaptiveLatencyKept (see latencySketch.lowMean).
 	N   int
-	Sum time.Duration
+	Low time.Duration
 	// Executing seats and the level's Limit, now.
 	Executing, Limit int
 	// Pressed: a request waited or was rejected in the window.
@@ -102,12 +103,12 @@ func drained(in []levelSample) bool {
 	return true
 }
 
-// endProbe takes each sampled level's mean execution as its baseline and
+// endProbe takes each sampled level's Low as its baseline and
 // resumes: in slow start after the first probe, else at the total before.
 func (g *gradientRule) endProbe(now time.Time, in []levelSample) {
 	for _, s := range in {
 		if s.N > 0 {
-			g.baselines[s.Name] = s.Sum / time.Duration(s.N)
+			g.baselines[s.Name] = max(s.Low, 1)
 		}
 	}
 	g.phase = phaseSteady
@@ -119,22 +120,22 @@ func (g *gradientRule) endProbe(now time.Time, in []levelSample) {
 	g.nextProbe = now.Add(g.ProbeInterval)
 }
 
-// ratio is the sample-weighted mean over levels of mean execution over
-// baseline. A level without a baseline takes its first mean as one; a
-// baseline follows a lower mean down.
+// ratio is the sample-weighted mean over levels of Low over the
+// baseline. A level without a baseline takes its first Low as one; a
+// baseline follows a lower Low down.
 func (g *gradientRule) ratio(in []levelSample) float64 {
 	var num, den float64
 	for _, s := range in {
 		if s.N == 0 {
 			continue
 		}
-		mean := s.Sum / time.Duration(s.N)
+		low := max(s.Low, 1)
 		base, ok := g.baselines[s.Name]
-		if !ok || mean < base {
-			base = max(mean, 1)
+		if !ok || low < base {
+			base = low
 			g.baselines[s.Name] = base
 		}
-		num += float64(s.N) * float64(mean) / float64(base)
+		num += float64(s.N) * float64(low) / float64(base)
 		den += float64(s.N)
 	}
 	if den == 0 {
@@ -143,9 +144,11 @@ func (g *gradientRule) ratio(in []levelSample) float64 {
 	return num / den
 }
 
-// revise is one revision out of the probe: slow start doubles while the
-// latency stays within tolerance; then total·gradient, plus headroom when
-// the gradient is 1 and a level was short of seats.
+// revise is one revision out of the probe: slow start multiplies the
+// total by AdaptiveSlowStartFactor while the latency stays within
+// tolerance; then the total moves AdaptiveSmoothing of the way to
+// total·gradient, plus headroom when the gradient is 1 and a level was
+// short of seats.
 func (g *gradientRule) revise(in []levelSample, schedGradient float64) {
 	r := g.ratio(in)
 	pressed := false
@@ -155,7 +158,7 @@ func (g *gradientRule) revise(in []levelSample, schedGradient float64) {
 	if g.phase == phaseSlowStart {
 		if r <= g.Tolerance && schedGradient >= 1 {
 			if pressed {
-				g.est *= 2
+				g.est *= AdaptiveSlowStartFactor
 			}
 			return
 		}
@@ -167,5 +170,5 @@ func (g *gradientRule) revise(in []levelSample, schedGradient float64) {
 	if grad >= 1 && pressed {
 		next += AdaptiveHeadroom * math.Sqrt(g.est)
 	}
-	g.est = next
+	g.est += AdaptiveSmoothing * (next - g.est)
 }

@@ -18,7 +18,18 @@ type gradientStep struct {
 
 // win is a window of n executions of d each at level name.
 func win(name string, n int, d time.Duration, pressed bool) levelSample {
-	return levelSample{Name: name, N: n, Sum: time.Duration(n) * d, Pressed: pressed}
+	return levelSample{Name: name, N: n, Low: d, Pressed: pressed}
+}
+
+// shrinking is steady steps 100 ms apart from at, each with latency 4x
+// the 20 ms baseline, pressed, and the totals step must return.
+func shrinking(at time.Duration, totals ...int) []gradientStep {
+	var steps []gradientStep
+	for i, total := range totals {
+		steps = append(steps, gradientStep{At: at + time.Duration(i)*100*time.Millisecond,
+			In: []levelSample{win("a", 10, 80*time.Millisecond, true)}, Total: total, Consumed: true, PhaseWant: phaseSteady})
+	}
+	return steps
 }
 
 func TestGradientRuleSteps(t *testing.T) {
@@ -38,53 +49,60 @@ func TestGradientRuleSteps(t *testing.T) {
 			{At: 300 * ms, In: []levelSample{win("a", 9, 20*ms, true)}, Total: 2, PhaseWant: phaseProbe},
 			{At: 400 * ms, In: base, Total: 2, Consumed: true, PhaseWant: phaseSlowStart},
 		}},
-		{"slow start doubles while pressed and within tolerance, holds when not pressed", 2, 100, -1, []gradientStep{
+		{"slow start grows 4x while pressed and within tolerance, holds when not pressed", 2, 100, -1, []gradientStep{
 			{At: 100 * ms, In: drainedIn, Total: 2, Consumed: true, PhaseWant: phaseProbe},
 			{At: 200 * ms, In: base, Total: 2, Consumed: true, PhaseWant: phaseSlowStart},
-			{At: 300 * ms, In: []levelSample{win("a", 10, 21*ms, true)}, Total: 4, Consumed: true, PhaseWant: phaseSlowStart},
-			{At: 400 * ms, In: []levelSample{win("a", 10, 20*ms, false)}, Total: 4, Consumed: true, PhaseWant: phaseSlowStart},
-			{At: 500 * ms, In: base, Total: 8, Consumed: true, PhaseWant: phaseSlowStart},
-			{At: 600 * ms, In: base, Total: 16, Consumed: true, PhaseWant: phaseSlowStart},
-			// latency doubles: leave slow start, gradient 1.05/2
-			{At: 700 * ms, In: []levelSample{win("a", 10, 40*ms, true)}, Total: 8, Consumed: true, PhaseWant: phaseSteady},
-			// latency at baseline and pressed: + 0.5·√8.4
-			{At: 800 * ms, In: base, Total: 10, Consumed: true, PhaseWant: phaseSteady},
+			// 1.15x is within the tolerance (1.2)
+			{At: 300 * ms, In: []levelSample{win("a", 10, 23*ms, true)}, Total: 8, Consumed: true, PhaseWant: phaseSlowStart},
+			{At: 400 * ms, In: []levelSample{win("a", 10, 20*ms, false)}, Total: 8, Consumed: true, PhaseWant: phaseSlowStart},
+			{At: 500 * ms, In: base, Total: 32, Consumed: true, PhaseWant: phaseSlowStart},
+			// latency doubles: leave slow start; a quarter of the way to
+			// 32·1.2/2: 28.8
+			{At: 600 * ms, In: []levelSample{win("a", 10, 40*ms, true)}, Total: 29, Consumed: true, PhaseWant: phaseSteady},
+			// latency at baseline and pressed: + 0.25·0.5·√28.8, 29.47
+			{At: 700 * ms, In: base, Total: 29, Consumed: true, PhaseWant: phaseSteady},
 			// within tolerance, not pressed: unchanged
-			{At: 900 * ms, In: []levelSample{win("a", 10, 21*ms, false)}, Total: 10, Consumed: true, PhaseWant: phaseSteady},
+			{At: 800 * ms, In: []levelSample{win("a", 10, 23*ms, false)}, Total: 29, Consumed: true, PhaseWant: phaseSteady},
 			// too few samples: the window is extended
-			{At: time.Second, In: []levelSample{win("a", 3, 80*ms, true)}, Total: 10, PhaseWant: phaseSteady},
-			// latency 4x: at most halved
-			{At: 1100 * ms, In: []levelSample{win("a", 10, 80*ms, true)}, Total: 5, Consumed: true, PhaseWant: phaseSteady},
-			// the scheduler signal alone shrinks
-			{At: 1200 * ms, In: []levelSample{win("a", 10, 20*ms, true)}, Sched: 0.6, Total: 3, Consumed: true, PhaseWant: phaseSteady},
-			// never below the floor
-			{At: 1300 * ms, In: []levelSample{win("a", 10, 80*ms, true)}, Total: 2, Consumed: true, PhaseWant: phaseSteady},
+			{At: 900 * ms, In: []levelSample{win("a", 3, 80*ms, true)}, Total: 29, PhaseWant: phaseSteady},
+			// latency 4x: a quarter of the way to half, 25.79
+			{At: time.Second, In: []levelSample{win("a", 10, 80*ms, true)}, Total: 26, Consumed: true, PhaseWant: phaseSteady},
+			// the scheduler signal alone shrinks: to 25.79·(1 − 0.25·0.4)
+			{At: 1100 * ms, In: []levelSample{win("a", 10, 20*ms, true)}, Sched: 0.6, Total: 23, Consumed: true, PhaseWant: phaseSteady},
 		}},
 		{"the ceiling caps growth", 2, 6, -1, []gradientStep{
 			{At: 100 * ms, In: drainedIn, Total: 2, Consumed: true},
 			{At: 200 * ms, In: base, Total: 2, Consumed: true, PhaseWant: phaseSlowStart},
-			{At: 300 * ms, In: base, Total: 4, Consumed: true, PhaseWant: phaseSlowStart},
+			{At: 300 * ms, In: base, Total: 6, Consumed: true, PhaseWant: phaseSlowStart},
 			{At: 400 * ms, In: base, Total: 6, Consumed: true, PhaseWant: phaseSlowStart},
-			{At: 500 * ms, In: base, Total: 6, Consumed: true, PhaseWant: phaseSlowStart},
 		}},
-		{"levels are weighted by samples; a new level's first mean is its baseline", 1, 100, -1, []gradientStep{
+		{"the floor stops shrinking", 2, 100, -1, append([]gradientStep{
+			{At: 100 * ms, In: drainedIn, Total: 2, Consumed: true},
+			{At: 200 * ms, In: base, Total: 2, Consumed: true, PhaseWant: phaseSlowStart},
+			{At: 300 * ms, In: base, Total: 8, Consumed: true, PhaseWant: phaseSlowStart},
+			// 8·(1 − 0.25·0.5)^k: 7, 6.13, 5.36, 4.69, 4.10, 3.59, 3.14, 2.75, 2.41, 2.10, then the floor
+			{At: 400 * ms, In: []levelSample{win("a", 10, 80*ms, true)}, Total: 7, Consumed: true, PhaseWant: phaseSteady},
+		}, shrinking(500*ms, 6, 5, 5, 4, 4, 3, 3, 2, 2, 2, 2)...)},
+		{"levels are weighted by samples; a new level's first signal is its baseline", 1, 100, -1, []gradientStep{
 			{At: 100 * ms, In: drainedIn, Total: 1, Consumed: true},
 			{At: 200 * ms, In: base, Total: 1, Consumed: true, PhaseWant: phaseSlowStart},
-			{At: 300 * ms, In: base, Total: 2, Consumed: true, PhaseWant: phaseSlowStart},
-			{At: 400 * ms, In: base, Total: 4, Consumed: true, PhaseWant: phaseSlowStart},
-			// a: 30 at 3x, b (new, 500 ms each): 10 at 1x → ratio 2.5
-			{At: 500 * ms, In: []levelSample{win("a", 30, 60*ms, true), win("b", 10, 500*ms, true)}, Total: 2, Consumed: true, PhaseWant: phaseSteady},
+			{At: 300 * ms, In: base, Total: 4, Consumed: true, PhaseWant: phaseSlowStart},
+			{At: 400 * ms, In: base, Total: 16, Consumed: true, PhaseWant: phaseSlowStart},
+			// a: 30 at 3x, b (new, 500 ms each): 10 at 1x → ratio 2.5;
+			// a quarter of the way to half: 14
+			{At: 500 * ms, In: []levelSample{win("a", 30, 60*ms, true), win("b", 10, 500*ms, true)}, Total: 14, Consumed: true, PhaseWant: phaseSteady},
 		}},
 		{"re-probe at the floor, then resume at the total before", 1, 100, time.Second, []gradientStep{
 			{At: 100 * ms, In: drainedIn, Total: 1, Consumed: true},
 			{At: 200 * ms, In: base, Total: 1, Consumed: true, PhaseWant: phaseSlowStart},
-			{At: 300 * ms, In: base, Total: 2, Consumed: true, PhaseWant: phaseSlowStart},
-			{At: 400 * ms, In: base, Total: 4, Consumed: true, PhaseWant: phaseSlowStart},
+			{At: 300 * ms, In: base, Total: 4, Consumed: true, PhaseWant: phaseSlowStart},
+			{At: 400 * ms, In: base, Total: 16, Consumed: true, PhaseWant: phaseSlowStart},
+			// grows to 64, then probes
 			{At: 1200 * ms, In: base, Total: 1, Consumed: true, PhaseWant: phaseProbe},
 			{At: 1300 * ms, In: drainedIn, Total: 1, Consumed: true, PhaseWant: phaseProbe},
 			// the new baseline is 40 ms: latency 40 ms afterwards is 1x
-			{At: 1400 * ms, In: []levelSample{win("a", 10, 40*ms, false)}, Total: 8, Consumed: true, PhaseWant: phaseSteady},
-			{At: 1500 * ms, In: []levelSample{win("a", 10, 40*ms, false)}, Total: 8, Consumed: true, PhaseWant: phaseSteady},
+			{At: 1400 * ms, In: []levelSample{win("a", 10, 40*ms, false)}, Total: 64, Consumed: true, PhaseWant: phaseSteady},
+			{At: 1500 * ms, In: []levelSample{win("a", 10, 40*ms, false)}, Total: 64, Consumed: true, PhaseWant: phaseSteady},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

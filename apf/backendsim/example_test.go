@@ -25,7 +25,7 @@ func ExampleRun() {
 	}
 	fmt.Printf("goodput %.0f/s of %d/s possible\n", r.Goodput, (8*5+4*5)*50/10)
 	// Output:
-	// at 4s: 8 slots, total 9
-	// at 9s: 4 slots, total 5
-	// goodput 272/s of 300/s possible
+	// at 4s: 8 slots, total 10
+	// at 9s: 4 slots, total 6
+	// goodput 280/s of 300/s possible
 }

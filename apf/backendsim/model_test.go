@@ -136,36 +136,42 @@ func TestNoiseConfig(t *testing.T) {
 	}
 }
 
-// Issue 26's defect (a), reproduced: under MeasuredNoise the rule as it
-// stands (Tolerance 1.05, one window over it ends slow start and shrinks)
-// keeps the total near its floor and never settles, and goodput falls
-// below 0.6 of the best static total (0.07-0.31), where without noise (TestAdaptiveConvergesToCapacity) it
-// meets the bars. This test records the miss; when the rule is fixed it
-// fails and its assertion is to be turned into the bars.
-func TestMeasuredNoiseDefeatsAdaptiveTotal(t *testing.T) {
+// Issue 26's defect (a), guarded: under MeasuredNoise (slot times
+// ×exp(0.1·z), 5% stalls of mean 100 ms) the adaptive total settles within
+// [N, 1.5N+1] within 5 s and its goodput is at least 0.95 of the better
+// static total of N and 2N, for several seeds. With the window mean as the
+// latency signal (AdaptiveLatencyKept 1) a few stalls ended slow start and
+// halved the total, and goodput was 0.07-0.31 of the best. The runs are
+// 20 s: the start (probe at the floor, slow start) costs about half a
+// second of goodput, 5% of a 10 s run.
+func TestAdaptiveToleratesMeasuredNoise(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	for _, n := range []int{4, 8, 16} {
-		t.Run(fmt.Sprintf("slots=%d", n), func(t *testing.T) {
-			cfg := Config{Slots: n, Duration: 10 * time.Second, Static: 600, Seed: 1, Noise: MeasuredNoise()}
-			adaptive := cfg
-			adaptive.Adaptive = &apf.AdaptiveOptions{}
-			r, err := Run(adaptive)
-			if err != nil {
-				t.Fatal(err)
-			}
-			totals := []int{n, 2 * n}
-			static, best, err := SweepStatic(cfg, totals)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ratio := r.Goodput / static[best].Goodput
-			_, settled := r.SettledAfter(0, cfg.Duration, n, 3*n/2+1)
-			t.Logf("slots %d under MeasuredNoise: adaptive %.1f/s, best static %d: %.1f/s, ratio %.3f, settled %v",
-				n, r.Goodput, totals[best], static[best].Goodput, ratio, settled)
-			// Without noise the same run gives 0.92-0.95 and settles.
-			if ratio >= 0.6 || settled {
-				t.Errorf("adaptive under MeasuredNoise = %.3f of the best static, settled %v; want the recorded miss (< 0.6, not settled); the defect may be fixed", ratio, settled)
-			}
-		})
+	for _, seed := range []uint64{1, 2, 3, 4, 5} {
+		for _, n := range []int{4, 8, 16} {
+			t.Run(fmt.Sprintf("seed=%d/slots=%d", seed, n), func(t *testing.T) {
+				cfg := Config{Slots: n, Duration: 20 * time.Second, Static: 600, Seed: seed, Noise: MeasuredNoise()}
+				adaptive := cfg
+				adaptive.Adaptive = &apf.AdaptiveOptions{}
+				r, err := Run(adaptive)
+				if err != nil {
+					t.Fatal(err)
+				}
+				totals := []int{n, 2 * n}
+				static, best, err := SweepStatic(cfg, totals)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ratio := r.Goodput / static[best].Goodput
+				settled, ok := r.SettledAfter(0, cfg.Duration, n, 3*n/2+1)
+				t.Logf("slots %d seed %d under MeasuredNoise: adaptive %.1f/s p99 %v, best static %d: %.1f/s p99 %v, ratio %.3f, settled after %v (%v)",
+					n, seed, r.Goodput, r.LatencyP99, totals[best], static[best].Goodput, static[best].LatencyP99, ratio, settled, ok)
+				if ratio < 0.95 {
+					t.Errorf("adaptive goodput %.1f/s = %.3f of the best static (%d: %.1f/s), want at least 0.95", r.Goodput, ratio, totals[best], static[best].Goodput)
+				}
+				if !ok || settled > 5*time.Second {
+					t.Errorf("total settled in [%d, %d] after %v (settled: %v), want within 5s of the start; trace %v", n, 3*n/2+1, settled, ok, r.Trace[:60])
+				}
+			})
+		}
 	}
 }
