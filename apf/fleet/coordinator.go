@@ -179,12 +179,34 @@ func (c *Coordinator) targetGoAway(own Summary, peers []Summary, names map[strin
 	if closed := g.Closed(); closed != c.closedSeen {
 		c.closedSeen, c.quiet = closed, c.cfg.GoAwayCooldown
 	}
-	if c.quiet == 0 && len(own.Flows) > 0 && Overloaded(own, peers) {
-		g.Target(names[own.Flows[0].Level+"\x00"+own.Flows[0].Flow], true)
-	} else {
+	switch f, ok := heaviest(own); {
+	case c.quiet > 0:
+		// Leave the closed flow targeted: only its requests that arrive
+		// after the close (its client came back here) close again.
+	case ok && Overloaded(own, peers) && MoveHelps(own, f, peers):
+		g.Target(names[f.Level+"\x00"+f.Flow], true)
+	default:
 		g.Target(apf.FlowKey{}, false)
 	}
 	c.quiet = max(0, c.quiet-1)
+}
+
+// heaviest returns the flow of own asking for the most seats (its
+// Demand: the seats it held, waited for and was refused), the first of
+// equals; false if own has none. Demand, not the seats held, because a
+// client just moved away still holds seats here while its queued requests
+// are served, but asks for nothing more.
+func heaviest(own Summary) (FlowDemand, bool) {
+	if len(own.Flows) == 0 {
+		return FlowDemand{}, false
+	}
+	best := own.Flows[0]
+	for _, f := range own.Flows[1:] {
+		if f.Demand > best.Demand {
+			best = f
+		}
+	}
+	return best, true
 }
 
 // Peers returns how many peers the last round decided with (0: alone).
