@@ -246,7 +246,24 @@ func (c *Coordinator) summary(now time.Time, seconds float64) (Summary, map[stri
 		s.Flows = append(s.Flows, FlowDemand{Level: u.Flow.PriorityLevel, Flow: name,
 			Seats: u.SeatSeconds / seconds, Demand: (max(u.SeatSeconds, u.InUseSeatSeconds) + u.RefusedSeatSeconds) / seconds})
 	}
+	askedFor(&s)
 	return s, names
+}
+
+// askedFor raises each level's seat demand in s to what its flows asked
+// for, if more: the level's statistics miss the requests a cap refused at
+// arrival, and the fleet's level limits, which follow the demand, would
+// otherwise shrink with the caps.
+func askedFor(s *Summary) {
+	asked := map[string]float64{}
+	for _, f := range s.Flows {
+		asked[f.Level] += f.Demand
+	}
+	for i := range s.Levels {
+		d := &s.Levels[i].Demand
+		a := asked[s.Levels[i].Name]
+		d.Average, d.Smoothed = max(d.Average, a), max(d.Smoothed, a)
+	}
 }
 
 // Start runs a round every Period in a goroutine, until Close. Errors of

@@ -3,6 +3,8 @@ package fleet
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/fairslice/fairslice/flowschema"
 )
 
@@ -58,5 +60,23 @@ func TestMoveHelps(t *testing.T) {
 	capped := at("r0", 33, 30, heavy, other)
 	if !Overloaded(capped, []Summary{idle}) {
 		t.Errorf("Overloaded(level demand 30 of 33, flows asking 590) = false, want true")
+	}
+}
+
+// TestAskedForCountsRefusedDemand: a level's published demand is at least
+// what its flows asked for, refusals included, so that the fleet's level
+// limits do not shrink with the caps.
+func TestAskedForCountsRefusedDemand(t *testing.T) {
+	s := Summary{
+		Levels: []LevelDemand{{Name: gd, CurrentCL: 9, Demand: flowschema.SeatDemand{Average: 6, Smoothed: 7}},
+			{Name: "workload-low", Demand: flowschema.SeatDemand{Average: 3, Smoothed: 3}}},
+		Flows: []FlowDemand{{Level: gd, Flow: "heavy", Seats: 6, Demand: 40}, {Level: gd, Flow: "light", Seats: 1, Demand: 1},
+			{Level: "workload-low", Flow: "batch", Seats: 1, Demand: 1}},
+	}
+	askedFor(&s)
+	got := []flowschema.SeatDemand{s.Levels[0].Demand, s.Levels[1].Demand}
+	want := []flowschema.SeatDemand{{Average: 41, Smoothed: 41}, {Average: 3, Smoothed: 3}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("askedFor: level demands (-want +got):\n%s", d)
 	}
 }
