@@ -38,14 +38,17 @@ type CoordinatorConfig struct {
 	Borrowing flowschema.BorrowingOptions
 	// Clock times Start's rounds; default fairqueue.RealClock.
 	Clock fairqueue.Clock
-	// GoAway, if set, is targeted every round at this replica's heaviest
-	// flow while the replica is Overloaded, and at nothing otherwise; give
-	// the same one to the Controller's Handler (HandlerOptions.GoAway).
+	// GoAway, if set, is targeted every round at the flow asking for the
+	// most seats here while the replica is Overloaded and moving that
+	// flow helps (MoveHelps), and at nothing otherwise; give the same one
+	// to the Controller's Handler (HandlerOptions.GoAway).
 	GoAway *apf.TargetedGoAway
 	// GoAwayCooldown is how many rounds, starting with the first round
-	// after GoAway closed a connection, it targets nothing, so that the
-	// summaries show where the moved client went before another is moved
-	// (they lag a round behind a move); 0 means DefaultGoAwayCooldown.
+	// after GoAway closed a connection, it targets no other flow, so that
+	// the summaries show where the moved client went before another is
+	// moved (they lag a round behind a move); the closed flow stays
+	// targeted, so that a client that reconnected here is moved again.
+	// 0 means DefaultGoAwayCooldown.
 	GoAwayCooldown int
 	// TargetOnly makes the rounds exchange summaries and aim GoAway only:
 	// no fleet level limits and no caps are set, so every admission
@@ -169,8 +172,8 @@ func (c *Coordinator) Round(ctx context.Context, now time.Time) error {
 }
 
 // targetGoAway aims GoAway at this replica's heaviest flow while it is
-// Overloaded, unless a connection was closed within the last
-// GoAwayCooldown rounds.
+// Overloaded and the move helps; within GoAwayCooldown rounds of a close
+// it leaves the target as it is.
 func (c *Coordinator) targetGoAway(own Summary, peers []Summary, names map[string]apf.FlowKey) {
 	g := c.cfg.GoAway
 	if g == nil {
