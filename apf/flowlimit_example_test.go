@@ -48,6 +48,7 @@ func ExampleTargetedGoAway() {
 	heavy := apf.FlowKey{PriorityLevel: "global-default", FlowSchema: "global-default", Distinguisher: "heavy"}
 	g.Target(heavy, true)
 	t0 := time.Unix(0, 0)
-	fmt.Println(g.Closes(t0, heavy), g.Closes(t0.Add(time.Millisecond), heavy), g.Closes(t0.Add(time.Second), heavy))
+	t1, t2 := t0.Add(time.Millisecond), t0.Add(time.Second)
+	fmt.Println(g.Closes(t0, t0, heavy), g.Closes(t1, t1, heavy), g.Closes(t2, t2, heavy))
 	// Output: true false true
 }

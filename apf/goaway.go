@@ -17,10 +17,12 @@ const DefaultGoAwayInterval = time.Second
 // what upstream's --goaway-chance does to random connections, aimed.
 // Whoever knows the fleet (package apf/fleet's Coordinator) calls Target
 // every period; the Handler middleware (HandlerOptions.GoAway) asks it
-// for each admitted HTTP/2 request. A request of the target flow gets
-// the response header Connection: close, which makes net/http's HTTP/2
-// server send GOAWAY, as upstream's goaway filter does; at most one per
-// Interval, and only while the target is set. The zero state closes
+// for each HTTP/2 request admitted or rejected. A request of the target
+// flow gets the response header Connection: close, which makes net/http's
+// HTTP/2 server send GOAWAY, as upstream's goaway filter does; at most
+// one per Interval, and only while the target is set. A rejection moves
+// the client as well as a response does, and sooner: the requests of a
+// flow over its share wait long in their queues. The zero state closes
 // nothing. Safe for concurrent use; Closes costs one mutex per HTTP/2
 // request.
 type TargetedGoAway struct {
@@ -53,12 +55,16 @@ func (g *TargetedGoAway) Target(flow FlowKey, on bool) {
 	g.target, g.on = flow, on
 }
 
-// Closes reports whether the connection of a request of flow, at now,
-// is to be closed, and counts it if so.
-func (g *TargetedGoAway) Closes(now time.Time, flow FlowKey) bool {
+// Closes reports whether the connection of a request of flow that
+// arrived at arrived, answered at now, is to be closed, and counts it if
+// so. A request that arrived before the last close closes nothing: it
+// may have come on the connection that close ended (HTTP/2 lets the
+// streams open at a GOAWAY finish, so a moved client's queued requests
+// are still answered here), and closing that again would move nobody.
+func (g *TargetedGoAway) Closes(now, arrived time.Time, flow FlowKey) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.on || flow != g.target || (!g.last.IsZero() && now.Sub(g.last) < g.interval) {
+	if !g.on || flow != g.target || (!g.last.IsZero() && (now.Sub(g.last) < g.interval || !arrived.After(g.last))) {
 		return false
 	}
 	g.last = now
@@ -73,13 +79,13 @@ func (g *TargetedGoAway) Closed() int {
 	return g.closed
 }
 
-// goAway sets Connection: close on the response to an admitted HTTP/2
-// request of the target flow.
-func (h *handler) goAway(w http.ResponseWriter, proto string, cl *Classification) {
+// goAway sets Connection: close on the response to an HTTP/2 request of
+// the target flow, admitted or rejected, that arrived at arrived.
+func (h *handler) goAway(w http.ResponseWriter, proto string, arrived time.Time, cl *Classification) {
 	if h.opts.GoAway == nil || proto != "HTTP/2.0" {
 		return
 	}
-	if h.opts.GoAway.Closes(h.c.clock.Now(), FlowKey{cl.PriorityLevel, cl.FlowSchema, cl.Distinguisher}) {
+	if h.opts.GoAway.Closes(h.c.clock.Now(), arrived, FlowKey{cl.PriorityLevel, cl.FlowSchema, cl.Distinguisher}) {
 		w.Header().Set("Connection", "close")
 	}
 }

@@ -78,18 +78,23 @@ func TestTargetedGoAwayClosesHeavyFlowsConnection(t *testing.T) {
 func TestTargetedGoAwayRate(t *testing.T) {
 	g, _ := NewTargetedGoAway(time.Second)
 	heavy := FlowKey{"l", "s", "heavy"}
-	if g.Closes(time.Unix(0, 0), heavy) {
+	if g.Closes(time.Unix(0, 0), time.Unix(0, 0), heavy) {
 		t.Error("Closes with no target = true")
 	}
 	g.Target(heavy, true)
 	at := func(ms int) time.Time { return time.Unix(100, 0).Add(time.Duration(ms) * time.Millisecond) }
 	for _, s := range []struct {
-		ms   int
-		flow FlowKey
-		want bool
-	}{{0, heavy, true}, {500, heavy, false}, {999, heavy, false}, {1000, heavy, true}, {3000, FlowKey{"l", "s", "other"}, false}, {3001, heavy, true}} {
-		if got := g.Closes(at(s.ms), s.flow); got != s.want {
-			t.Errorf("Closes(+%dms, %v) = %v, want %v", s.ms, s.flow.Distinguisher, got, s.want)
+		ms, arrivedMs int
+		flow          FlowKey
+		want          bool
+	}{
+		{0, -5000, heavy, true}, {500, 400, heavy, false}, {999, 999, heavy, false}, {1000, 1000, heavy, true},
+		{3000, 3000, FlowKey{"l", "s", "other"}, false}, {3001, 3001, heavy, true},
+		// Arrived by the close at 3001: maybe on the connection it closed.
+		{5000, 2000, heavy, false}, {5000, 3001, heavy, false}, {5000, 3002, heavy, true},
+	} {
+		if got := g.Closes(at(s.ms), at(s.arrivedMs), s.flow); got != s.want {
+			t.Errorf("Closes(+%dms, arrived +%dms, %v) = %v, want %v", s.ms, s.arrivedMs, s.flow.Distinguisher, got, s.want)
 		}
 	}
 	if _, err := NewTargetedGoAway(-1); err == nil {

@@ -155,7 +155,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := &Request{User: user, Info: ri}
-	wctx, cancel := waitContext(r.Context(), h.c.clock.Now(), h.opts.DefaultWaitLimit)
+	arrived := h.c.clock.Now()
+	wctx, cancel := waitContext(r.Context(), arrived, h.opts.DefaultWaitLimit)
 	t, err := h.c.Wait(wctx, req, func(cl *Classification, maxSeats uint64) fairqueue.WorkEstimate {
 		we, watches, counted := h.opts.Estimator.EstimateWatchCount(&ri, r.URL.Query(), maxSeats)
 		if counted {
@@ -170,6 +171,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case errors.As(err, &rej):
 			setUIDHeaders(w, &rej.Classification)
+			h.goAway(w, r.Proto, arrived, &rej.Classification)
 			w.Header().Set("Retry-After", strconv.FormatInt(rej.RetryAfter, 10))
 			http.Error(w, tooManyRequests, http.StatusTooManyRequests)
 		case errors.As(err, &closed):
@@ -184,7 +186,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setUIDHeaders(w, &t.t.cl)
-	h.goAway(w, r.Proto, &t.t.cl)
+	h.goAway(w, r.Proto, arrived, &t.t.cl)
 	a := &admitted{t: t, ctx: r.Context(), watch: isWatch}
 	defer a.finish()
 	if isWatch {

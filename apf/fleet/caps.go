@@ -58,11 +58,7 @@ func FlowCaps(level string, own Summary, peers []Summary) map[string]float64 {
 func levelSeats(level string, all []Summary) []float64 {
 	seats := make([]float64, len(all))
 	for r, s := range all {
-		for _, l := range s.Levels {
-			if l.Name == level {
-				seats[r] = float64(l.CurrentCL)
-			}
-		}
+		seats[r] = float64(levelCL(s, level))
 	}
 	return seats
 }
@@ -120,4 +116,14 @@ func split(capacity []float64, demands []Demand, alloc []float64) [][]float64 {
 		}
 	}
 	return plan
+}
+
+// levelCL is the current limit of level in s, 0 if s has none.
+func levelCL(s Summary, level string) int {
+	for _, l := range s.Levels {
+		if l.Name == level {
+			return l.CurrentCL
+		}
+	}
+	return 0
 }

@@ -38,14 +38,17 @@ type CoordinatorConfig struct {
 	Borrowing flowschema.BorrowingOptions
 	// Clock times Start's rounds; default fairqueue.RealClock.
 	Clock fairqueue.Clock
-	// GoAway, if set, is targeted every round at this replica's heaviest
-	// flow while the replica is Overloaded, and at nothing otherwise; give
-	// the same one to the Controller's Handler (HandlerOptions.GoAway).
+	// GoAway, if set, is targeted every round at the flow asking for the
+	// most seats here while the replica is Overloaded and moving that
+	// flow helps (MoveHelps), and at nothing otherwise; give the same one
+	// to the Controller's Handler (HandlerOptions.GoAway).
 	GoAway *apf.TargetedGoAway
 	// GoAwayCooldown is how many rounds, starting with the first round
-	// after GoAway closed a connection, it targets nothing, so that the
-	// summaries show where the moved client went before another is moved
-	// (they lag a round behind a move); 0 means DefaultGoAwayCooldown.
+	// after GoAway closed a connection, it targets no other flow, so that
+	// the summaries show where the moved client went before another is
+	// moved (they lag a round behind a move); the closed flow stays
+	// targeted, so that a client that reconnected here is moved again.
+	// 0 means DefaultGoAwayCooldown.
 	GoAwayCooldown int
 	// TargetOnly makes the rounds exchange summaries and aim GoAway only:
 	// no fleet level limits and no caps are set, so every admission
@@ -169,8 +172,8 @@ func (c *Coordinator) Round(ctx context.Context, now time.Time) error {
 }
 
 // targetGoAway aims GoAway at this replica's heaviest flow while it is
-// Overloaded, unless a connection was closed within the last
-// GoAwayCooldown rounds.
+// Overloaded and the move helps; within GoAwayCooldown rounds of a close
+// it leaves the target as it is.
 func (c *Coordinator) targetGoAway(own Summary, peers []Summary, names map[string]apf.FlowKey) {
 	g := c.cfg.GoAway
 	if g == nil {
@@ -179,12 +182,34 @@ func (c *Coordinator) targetGoAway(own Summary, peers []Summary, names map[strin
 	if closed := g.Closed(); closed != c.closedSeen {
 		c.closedSeen, c.quiet = closed, c.cfg.GoAwayCooldown
 	}
-	if c.quiet == 0 && len(own.Flows) > 0 && Overloaded(own, peers) {
-		g.Target(names[own.Flows[0].Level+"\x00"+own.Flows[0].Flow], true)
-	} else {
+	switch f, ok := heaviest(own); {
+	case c.quiet > 0:
+		// Leave the closed flow targeted: only its requests that arrive
+		// after the close (its client came back here) close again.
+	case ok && Overloaded(own, peers) && MoveHelps(own, f, peers):
+		g.Target(names[f.Level+"\x00"+f.Flow], true)
+	default:
 		g.Target(apf.FlowKey{}, false)
 	}
 	c.quiet = max(0, c.quiet-1)
+}
+
+// heaviest returns the flow of own asking for the most seats (its
+// Demand: the seats it held, waited for and was refused), the first of
+// equals; false if own has none. Demand, not the seats held, because a
+// client just moved away still holds seats here while its queued requests
+// are served, but asks for nothing more.
+func heaviest(own Summary) (FlowDemand, bool) {
+	if len(own.Flows) == 0 {
+		return FlowDemand{}, false
+	}
+	best := own.Flows[0]
+	for _, f := range own.Flows[1:] {
+		if f.Demand > best.Demand {
+			best = f
+		}
+	}
+	return best, true
 }
 
 // Peers returns how many peers the last round decided with (0: alone).
@@ -224,7 +249,24 @@ func (c *Coordinator) summary(now time.Time, seconds float64) (Summary, map[stri
 		s.Flows = append(s.Flows, FlowDemand{Level: u.Flow.PriorityLevel, Flow: name,
 			Seats: u.SeatSeconds / seconds, Demand: (max(u.SeatSeconds, u.InUseSeatSeconds) + u.RefusedSeatSeconds) / seconds})
 	}
+	askedFor(&s)
 	return s, names
+}
+
+// askedFor raises each level's seat demand in s to what its flows asked
+// for, if more: the level's statistics miss the requests a cap refused at
+// arrival, and the fleet's level limits, which follow the demand, would
+// otherwise shrink with the caps.
+func askedFor(s *Summary) {
+	asked := map[string]float64{}
+	for _, f := range s.Flows {
+		asked[f.Level] += f.Demand
+	}
+	for i := range s.Levels {
+		d := &s.Levels[i].Demand
+		a := asked[s.Levels[i].Name]
+		d.Average, d.Smoothed = max(d.Average, a), max(d.Smoothed, a)
+	}
 }
 
 // Start runs a round every Period in a goroutine, until Close. Errors of

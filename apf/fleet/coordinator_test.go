@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -278,20 +279,42 @@ func newGoAwayFleet(t *testing.T) *goAwayFleet {
 }
 
 // round publishes r1's summary number period with peerDemand, runs one
-// second of a request by each of users on r0, and r0's round.
+// second of a request by each of users on r0 (those over global-default's
+// seats wait in its queues), r0's round, and then ends the waits.
 func (f *goAwayFleet) round(t *testing.T, period int, peerDemand float64, users ...string) {
 	t.Helper()
 	if err := f.store.Publish(context.Background(), fleet.Summary{Replica: "r1", Period: uint64(period), ServerConcurrencyLimit: 60,
-		Levels: []fleet.LevelDemand{{Name: "global-default", CurrentCL: 5, Demand: flowschema.SeatDemand{Average: peerDemand}}}}); err != nil {
+		Levels: []fleet.LevelDemand{{Name: "global-default", CurrentCL: 60, Demand: flowschema.SeatDemand{Average: peerDemand}}}}); err != nil {
 		t.Fatal(err)
 	}
+	type answer struct {
+		tk  apf.Ticket
+		err error
+	}
 	var tks []apf.Ticket
+	var waiting []chan answer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	for _, u := range users {
-		tk, err := f.c.Wait(context.Background(), userRequest(u), nil)
-		if err != nil {
-			t.Fatal(err)
+		bc := &blockCtx{Context: ctx, blocked: make(chan struct{})}
+		done := make(chan answer, 1)
+		go func() {
+			tk, err := f.c.Wait(bc, userRequest(u), nil)
+			done <- answer{tk, err}
+		}()
+		select {
+		case a := <-done:
+			var rej *apf.RejectedError
+			switch {
+			case errors.As(a.err, &rej): // its queues are full
+			case a.err != nil:
+				t.Fatal(a.err)
+			default:
+				tks = append(tks, a.tk)
+			}
+		case <-bc.blocked:
+			waiting = append(waiting, done)
 		}
-		tks = append(tks, tk)
 	}
 	f.clk.now = f.clk.now.Add(time.Second)
 	for _, tk := range tks {
@@ -300,21 +323,56 @@ func (f *goAwayFleet) round(t *testing.T, period int, peerDemand float64, users 
 	if err := f.co.Round(context.Background(), f.clk.now); err != nil {
 		t.Fatal(err)
 	}
+	cancel()
+	for _, done := range waiting {
+		if a := <-done; a.err == nil {
+			a.tk.Finish()
+		}
+	}
+}
+
+// blockCtx tells, by closing blocked, that Wait is about to wait in a
+// queue: Wait asks for Done only then.
+type blockCtx struct {
+	context.Context
+	blocked chan struct{}
+	once    sync.Once
+}
+
+func (b *blockCtx) Done() <-chan struct{} {
+	b.once.Do(func() { close(b.blocked) })
+	return b.Context.Done()
 }
 
 var heavyFlow = apf.FlowKey{PriorityLevel: "global-default", FlowSchema: "global-default", Distinguisher: "heavy"}
 
+// fullOf returns users whose requests fill r0's global-default with
+// more than its seats, the heaviest (by demand) first: heavy's n
+// requests, then busy's n (one of them served first, so that its mean
+// execution time, which its rejected requests are counted at, is known),
+// and light's one.
+func fullOf(heavy, busy string, n int) []string {
+	users := []string{busy, "light"}
+	for range n {
+		users = append(users, heavy)
+	}
+	for range n - 2 {
+		users = append(users, busy)
+	}
+	return users
+}
+
 // TestCoordinatorTargetsGoAway: a replica busier than its idle peer
 // targets its heaviest flow; once the peer is as busy, nothing.
 func TestCoordinatorTargetsGoAway(t *testing.T) {
-	f := newGoAwayFleet(t)
-	for i, peerDemand := range []float64{0, 1000} {
-		f.round(t, i+1, peerDemand, "heavy", "heavy", "light")
+	for _, peerDemand := range []float64{0, 1000} {
+		f := newGoAwayFleet(t)
+		f.round(t, 1, peerDemand, fullOf("heavy", "busy", 60)...)
 		want := peerDemand == 0
-		if got := f.g.Closes(f.clk.now, heavyFlow); got != want {
+		if got := f.g.Closes(f.clk.now, f.clk.now, heavyFlow); got != want {
 			t.Errorf("peer demand %v: GoAway closes heavy = %v, want %v", peerDemand, got, want)
 		}
-		if f.g.Closes(f.clk.now.Add(time.Millisecond), apf.FlowKey{PriorityLevel: "global-default", FlowSchema: "global-default", Distinguisher: "light"}) {
+		if f.g.Closes(f.clk.now.Add(time.Millisecond), f.clk.now.Add(time.Millisecond), apf.FlowKey{PriorityLevel: "global-default", FlowSchema: "global-default", Distinguisher: "light"}) {
 			t.Errorf("peer demand %v: GoAway closes light", peerDemand)
 		}
 	}
@@ -366,18 +424,34 @@ func fleetLevelLimit(t *testing.T, targetOnly bool) (alone, fleetwide, lower int
 }
 
 // TestCoordinatorGoAwayCoolsDownAfterClose: after a close, a replica
-// that stays busier than its idle peer targets nothing for
+// that stays busier than its idle peer targets no other flow for
 // GoAwayCooldown rounds (the summaries still show the moved client where
-// it was), then targets again.
+// it was), then targets the heaviest again; meanwhile the flow it closed
+// stays targeted, so a request of it that arrives after the close (its
+// client came back) closes again, and one that came before does not.
 func TestCoordinatorGoAwayCoolsDownAfterClose(t *testing.T) {
 	f := newGoAwayFleet(t)
-	var got []bool
-	for i := range 5 {
-		f.round(t, i+1, 0, "heavy", "heavy", "heavy")
-		got = append(got, f.g.Closes(f.clk.now, heavyFlow))
+	f.round(t, 1, 0, fullOf("heavy", "busy", 60)...)
+	closedAt := f.clk.now
+	if !f.g.Closes(closedAt, closedAt, heavyFlow) {
+		t.Fatal("round 1: GoAway closes heavy = false, want true")
 	}
-	// Closed in round 0, quiet in rounds 1 and 2, closed in 3, quiet in 4.
-	if d := cmp.Diff([]bool{true, false, false, true, false}, got); d != "" {
-		t.Errorf("GoAway closes heavy, by round (-want +got):\n%s", d)
+	other := apf.FlowKey{PriorityLevel: "global-default", FlowSchema: "global-default", Distinguisher: "other"}
+	f.round(t, 2, 0, fullOf("other", "busy", 60)...)
+	now := f.clk.now
+	if f.g.Closes(now, now, other) || f.g.Closes(now, closedAt, heavyFlow) {
+		t.Error("round 2: GoAway closes other, or heavy's request from before the close; want neither")
+	}
+	if !f.g.Closes(now, now, heavyFlow) {
+		t.Error("round 2: GoAway closes heavy's request from after the close = false, want true")
+	}
+	// That close starts the cooldown again: rounds 3 and 4 quiet.
+	var got []bool
+	for i := range 3 {
+		f.round(t, i+3, 0, fullOf("other", "busy", 60)...)
+		got = append(got, f.g.Closes(f.clk.now, f.clk.now, other))
+	}
+	if d := cmp.Diff([]bool{false, false, true}, got); d != "" {
+		t.Errorf("GoAway closes other in rounds 3 to 5 (-want +got):\n%s", d)
 	}
 }

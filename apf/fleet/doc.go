@@ -33,6 +33,19 @@
 // cap came down). The request path pays one mutex and one map lookup at
 // arrival, dispatch and finish; the store is called only in rounds.
 //
+// With a GoAway (apf.TargetedGoAway) the round also aims it: at the
+// flow asking for the most seats here (held, waiting and refused; a
+// client just moved away still holds seats while its queued requests are
+// served, but asks for nothing more), while the replica is Overloaded and
+// MoveHelps (the other flows fill the level here, and a peer has the
+// flow's seats idle; else the move only swaps which replica idles). After
+// a close it targets no other flow for GoAwayCooldown rounds, while the
+// summaries catch up with the move, but keeps the closed flow targeted:
+// a request of it that arrives after the close means its client
+// reconnected here (a balancer may place a new connection anywhere), and
+// closing that connection too moves it again. A request that arrived
+// before the close may be on the closed connection and closes nothing.
+//
 // # Failure modes
 //
 // With no peers (a fleet of one replica, or a store that has been

@@ -6,6 +6,7 @@ func (s *sim) route(cl *client) int {
 	if cl.sticky {
 		if cl.conn < 0 {
 			cl.conn = s.newConnection()
+			cl.conns++
 		}
 		return cl.conn
 	}

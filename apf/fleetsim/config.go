@@ -38,10 +38,12 @@ const (
 	GoAwayRandom GoAwayMode = "random"
 	// GoAwayTargeted runs the shipping code: each replica's
 	// fleet.Coordinator aims its apf.TargetedGoAway (CoordinatorConfig.
-	// GoAway) at its heaviest flow while fleet.Overloaded, and each
-	// dispatched request of a client holding a connection asks it
-	// (TargetedGoAway.Closes), as the middleware does: the response closes
-	// the connection and the client's next request reconnects through the
+	// GoAway) at its heaviest flow while fleet.Overloaded and
+	// fleet.MoveHelps, and each request of a client holding a connection,
+	// once dispatched or rejected, asks it (TargetedGoAway.Closes), as the
+	// middleware does: the response (at the rejection, or at the end of
+	// the execution) closes the connection the request came on, and if
+	// that is still the client's, its next request reconnects through the
 	// balancer. Without Config.Coordinate the Coordinators run every
 	// GoAway.Period for targeting only (CoordinatorConfig.TargetOnly: no
 	// fleet level limits, no caps; their borrowing adjustment runs at that

@@ -14,6 +14,9 @@ import (
 type request struct {
 	req     apf.Request // what the replica's controller sees
 	client  *client
+	conn    int       // the client's connection it was sent on (client.conns)
+	arrived time.Time // when it was sent
+	goAway  bool      // its response closes that connection
 	replica *replica
 	work    apf.WorkFunc
 	want    int // the seats it asks for

@@ -85,6 +85,7 @@ type client struct {
 	rate   float64
 	sticky bool // keeps a connection: pinned, or BalancerPinned
 	conn   int  // the replica its connection is on; -1: none open
+	conns  int  // connections opened so far, the current one's number
 }
 
 // flowStats is what happened to one flow's requests.
@@ -210,6 +211,7 @@ func (s *sim) arrive(cl *client) {
 	f := &s.cfg.Flows[cl.flow]
 	rq := &request{client: cl, req: flowRequest(f.Name), ctx: newWaitCtx(), done: make(chan waitResult, 1)}
 	rq.replica = s.replicas[s.route(cl)]
+	rq.conn, rq.arrived = cl.conns, s.clock.Now()
 	rq.work, rq.want = seatsWork(f.Seats), f.Seats
 	if m := int(rq.replica.maxSeat); m > 0 {
 		rq.want = min(rq.want, m)
@@ -290,8 +292,11 @@ func (s *sim) ended(rq *request, res waitResult) {
 			return // the run ended
 		}
 		s.rejected(rq)
+		s.askGoAway(rq)
+		s.respond(rq)
 		return
 	}
+	s.askGoAway(rq)
 	rq.ticket = res.ticket
 	rep.executing += rq.seats
 	if rq.counted {
@@ -303,12 +308,6 @@ func (s *sim) ended(rq *request, res waitResult) {
 	rep.used += ss
 	fs.seatSeconds += ss
 	s.clock.AfterFunc(exec, func() { s.finish(rq) })
-	// As the middleware asks for each admitted request: a GOAWAY on the
-	// response, and the client's next request reconnects.
-	if rep.goAway != nil && rq.client.sticky && rep.goAway.Closes(s.clock.Now(), s.keys[rq.client.flow]) {
-		rq.client.conn = -1
-		s.stats.goaways++
-	}
 }
 
 // rejected counts the rejection of rq.
@@ -356,6 +355,25 @@ func (s *sim) finish(rq *request) {
 	rq.ticket.Finish()
 	rq.replica.executing -= rq.seats
 	rq.replica.inflight--
+	s.respond(rq)
+}
+
+// askGoAway asks rq's replica, as the middleware does once Wait has
+// answered, whether rq's response carries a GOAWAY.
+func (s *sim) askGoAway(rq *request) {
+	g := rq.replica.goAway
+	rq.goAway = g != nil && rq.client.sticky && g.Closes(s.clock.Now(), rq.arrived, s.keys[rq.client.flow])
+}
+
+// respond answers rq: a response carrying a GOAWAY closes the connection
+// rq came on, and if that is still its client's, the client's next
+// request reconnects.
+func (s *sim) respond(rq *request) {
+	if !rq.goAway || rq.conn != rq.client.conns || rq.client.conn < 0 {
+		return
+	}
+	rq.client.conn = -1
+	s.stats.goaways++
 }
 
 // stop ends the run at its end: the controllers are closed and the

@@ -192,13 +192,13 @@ func runGoAwayPhase(t *testing.T, store fleet.Store, chance float64, targeted bo
 // GOAWAY.
 //
 // Issue 25 also asks that the rejections while the fleet idles all but
-// vanish. They do not yet, and the test reports them without requiring
-// it: after a move, the fleet's caps (fleet.FlowCaps) still place the
-// moved flow partly on the replica it left for a round, so its cap on
-// the new replica is low and apf.FlowLimiter rejects its requests on
-// arrival while seats idle (the client retries a 429 after 20 ms, so
-// such fast rejections are many). With the caps disabled in an
-// experiment the count fell below GOAWAY off's; BENCHMARKS.md's fleet
+// vanish. They do not on real servers, and the test reports them without
+// requiring it: once each heavy client is on its own replica, the fleet's
+// caps (fleet.FlowCaps) hold each heavy flow to its fair share and
+// apf.FlowLimiter refuses its other workers' requests on arrival (they
+// retry a 429 after 20 ms, so such fast rejections are many), while the
+// fleet executes on about 60% of all its seats: global-default, the only
+// level loaded, has at most 9 of each replica's 12. BENCHMARKS.md's fleet
 // section has the numbers. Upstream's --goaway-chance at 0.001 (its
 // filter, WithProbabilisticGoaway, around the same handler) is measured
 // beside.
@@ -220,11 +220,13 @@ func TestFleetTargetedGoAwayMovesPinnedClients(t *testing.T) {
 	targeted := runGoAwayPhase(t, leases, 0, true, warmup, window)
 	report("targeted (coordinated)", targeted)
 
-	// Issue 25 asks real servers for the simulator's direction; the
-	// spreads vary from run to run on a shared machine (targeted:
-	// 1.13–2.20 in the runs of 3 December 2026), so the bars here are
-	// directions: the pinned replica rejects while the others idle, and
-	// targeted GOAWAY at least halves the spread.
+	// Issue 25 asks real servers for the simulator's direction. In eight
+	// runs on 3 December 2026 (since the fix of the GOAWAY churn) targeted
+	// GOAWAY brought the spread from 9.0–9.1 to 1.00–1.17 with 2–6
+	// GOAWAYs seven times, and once, on a machine busy with other runs,
+	// churned (14 GOAWAYs, a replica left unused, spread 32.5); so the
+	// bars stay directions: the pinned replica rejects while the others
+	// idle, and targeted GOAWAY at least halves the spread.
 	if off.rejectedWhileIdle < 20 || off.spread() < 3 {
 		t.Errorf("GOAWAY off: %d rejections while the fleet idled, spread %.2f; want the pinned replica to reject while others idle (at least 20, spread at least 3)",
 			off.rejectedWhileIdle, off.spread())
@@ -232,12 +234,12 @@ func TestFleetTargetedGoAwayMovesPinnedClients(t *testing.T) {
 	if targeted.spread() > off.spread()/2 {
 		t.Errorf("targeted GOAWAY: utilisation spread %.2f, off %.2f; want at most half of off's", targeted.spread(), off.spread())
 	}
+	if targeted.closed == 0 {
+		t.Error("targeted GOAWAY closed no connection")
+	}
 	if targeted.rejectedWhileIdle*10 > off.rejectedWhileIdle {
 		// Not yet met (see the doc comment): reported, not required.
 		t.Logf("issue 25's bar not met: targeted GOAWAY left %d rejections while the fleet idled, against %d with GOAWAY off (want at most a tenth)",
 			targeted.rejectedWhileIdle, off.rejectedWhileIdle)
-	}
-	if targeted.closed == 0 {
-		t.Error("targeted GOAWAY closed no connection")
 	}
 }

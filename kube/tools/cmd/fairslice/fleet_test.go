@@ -126,29 +126,33 @@ func sortedKeys(m map[string]json.RawMessage) []string {
 	return ks
 }
 
-// TestFleetPinnedToOneReplica: every pinned flow on replica 0 and light
-// flows everywhere; without GOAWAY replica 0 rejects while the fleet
-// idles, and a targeted GOAWAY (the shipping fleet.Coordinator and
-// apf.TargetedGoAway) moves the pinned clients away within the 60
-// simulated seconds of issue 25's bar: the utilisation spread falls to
-// at most 1.25. The issue also asks that the rejections while the fleet
-// idles fall to 1% of GOAWAY off's; they fall to 10.6% (544 of 5,131,
-// see BENCHMARKS.md), so this test holds them to at most a fifth, the
-// measured direction, and the 1% bar stays open.
+// TestFleetPinnedToOneReplica is issue 25's GOAWAY bar: every pinned
+// flow on replica 0 and light flows everywhere; without GOAWAY replica 0
+// rejects while the fleet idles, and a targeted GOAWAY (the shipping
+// fleet.Coordinator and apf.TargetedGoAway) moves the pinned clients away
+// within the 60 simulated seconds: the rejections while the fleet idles
+// fall to at most 1% of GOAWAY off's and the utilisation spread to at
+// most 1.25. With --coordinate the rejections meet the bar too; the
+// spread does not (see BENCHMARKS.md), so it is only reported.
 func TestFleetPinnedToOneReplica(t *testing.T) {
 	args := []string{"--replicas", "3", "--spread", "0", "--pinned-to", "0", "--light", "3", "--duration", "60s"}
 	off := invokeFleet(t, args...)
-	if off.RejectedWhileIdle == 0 || float64(off.UtilisationSpread) < 2 {
-		t.Errorf("fleet %q: rejectedWhileIdle %d, utilisationSpread %.3f; want some, and above 2",
+	if off.RejectedWhileIdle < 1000 || float64(off.UtilisationSpread) < 2 {
+		t.Errorf("fleet %q: rejectedWhileIdle %d, utilisationSpread %.3f; want at least 1000, and above 2",
 			args, off.RejectedWhileIdle, float64(off.UtilisationSpread))
 	}
-	targeted := invokeFleet(t, append(args, "--goaway", "targeted")...)
-	if targeted.RejectedWhileIdle*5 > off.RejectedWhileIdle || float64(targeted.UtilisationSpread) > 1.25 {
-		t.Errorf("fleet %q --goaway targeted: rejectedWhileIdle %d, utilisationSpread %.3f; want at most a fifth of %d, and at most 1.25",
-			args, targeted.RejectedWhileIdle, float64(targeted.UtilisationSpread), off.RejectedWhileIdle)
+	for _, coordinate := range []string{"--coordinate=false", "--coordinate=true"} {
+		targeted := invokeFleet(t, append(args, "--goaway", "targeted", coordinate)...)
+		if targeted.RejectedWhileIdle*100 > off.RejectedWhileIdle {
+			t.Errorf("fleet %q --goaway targeted %s: rejectedWhileIdle %d, want at most 1%% of %d",
+				args, coordinate, targeted.RejectedWhileIdle, off.RejectedWhileIdle)
+		}
+		if coordinate == "--coordinate=false" && float64(targeted.UtilisationSpread) > 1.25 {
+			t.Errorf("fleet %q --goaway targeted: utilisationSpread %.3f, want at most 1.25", args, float64(targeted.UtilisationSpread))
+		}
+		t.Logf("%s: rejected while idle: off %d, targeted %d; utilisationSpread %.3f", coordinate,
+			off.RejectedWhileIdle, targeted.RejectedWhileIdle, float64(targeted.UtilisationSpread))
 	}
-	t.Logf("rejected while idle: off %d, targeted %d (%.1f%%; issue 25's bar is 1%%)", off.RejectedWhileIdle, targeted.RejectedWhileIdle,
-		100*float64(targeted.RejectedWhileIdle)/float64(off.RejectedWhileIdle))
 }
 
 func TestFleetIsDeterministic(t *testing.T) {
