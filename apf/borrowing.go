@@ -17,7 +17,7 @@ import (
 func (c *Controller) setTotalLocked(now time.Time, total int) {
 	c.total = total
 	c.setStaticLocked(nil)
-	c.divideLocked(now)
+	c.divideLocked(now, nil)
 }
 
 // setStaticLocked recomputes every live level's static limits from the
@@ -57,38 +57,61 @@ func (c *Controller) setStaticLocked(created []*level) {
 // updateBorrowingLocked): every level's demand over the period is folded
 // into its statistics, and the total is re-divided. Called with c.mu held.
 func (c *Controller) adjustLocked(now time.Time) {
+	c.adjustHoldingLocked(now, nil)
+}
+
+// adjustHoldingLocked is adjustLocked, except that the levels named in
+// hold get those current limits instead of the borrowing's (see
+// AdjustBorrowingHolding). It returns the borrowing's current limits by
+// level name when hold is not nil, else nil. Called with c.mu held.
+func (c *Controller) adjustHoldingLocked(now time.Time, hold map[string]int) map[string]int {
 	for _, lv := range c.sortedLevels() {
 		lv.mu.Lock()
 		res := lv.qs.ResetDemand(now)
 		lv.mu.Unlock()
 		lv.demand.Update(res)
 	}
-	c.divideLocked(now)
+	return c.divideLocked(now, hold)
 }
 
 // divideLocked divides the total among the levels by borrowing
 // (flowschema.Borrow) from their static limits and demand statistics, and
-// applies the new current limits to the queue sets. Called with c.mu held.
-func (c *Controller) divideLocked(now time.Time) {
+// applies the new current limits to the queue sets, or for the levels
+// named in hold the held ones (within each level's bounds). It returns
+// the borrowing's current limits by name when hold is not nil. Called
+// with c.mu held.
+func (c *Controller) divideLocked(now time.Time, hold map[string]int) map[string]int {
 	levels := c.sortedLevels()
 	in := make([]flowschema.BorrowingLevel, len(levels))
 	for i, lv := range levels {
 		in[i] = flowschema.BorrowingLevel{Limits: lv.static, Demand: lv.demand, CurrentCL: lv.limits.Current}
 	}
 	a := flowschema.Borrow(c.total, in, c.borrow)
+	var own map[string]int
+	if hold != nil {
+		own = make(map[string]int, len(levels))
+	}
 	for i, lv := range levels {
 		la := &a.Levels[i]
-		lv.limits.Current = la.CurrentCL
-		lv.limits.ConcurrencyDenominator = c.concurrencyDenominator(la.CurrentCL)
+		cl := la.CurrentCL
+		if own != nil {
+			own[lv.name] = cl
+		}
+		if h, ok := hold[lv.name]; ok && !lv.exempt {
+			cl = min(max(h, lv.limits.Lower), lv.limits.Upper)
+		}
+		lv.limits.Current = cl
+		lv.limits.ConcurrencyDenominator = c.concurrencyDenominator(cl)
 		lv.limits.Target, lv.limits.FairFrac = la.Target, a.FairFrac
 		d := &lv.demand
 		lv.limits.DemandAverage, lv.limits.DemandStdDev = d.Average, d.StdDev
 		lv.limits.DemandHighWatermark, lv.limits.DemandSmoothed = float64(d.HighWatermark), d.Smoothed
 		// The configuration was valid when the level was created and the
 		// queuing parameters were validated by Compile, so this cannot fail.
-		_ = lv.reconfigure(now, queueConfig(&lv.spec, la.CurrentCL, c.base))
+		_ = lv.reconfigure(now, queueConfig(&lv.spec, cl, c.base))
 		c.obs.LevelLimits(lv.name, lv.limits)
 	}
+	return own
 }
 
 // concurrencyDenominator is upstream's denominator of utilization metrics

@@ -39,10 +39,33 @@ func TestAdjustBorrowing(t *testing.T) {
 		t.Fatalf("nominal of work = %d, want 10", n)
 	}
 	before := levelLimits(c, "work").Current
-	// Keep work's 8 queue slots full (hand 2 × limit 2 waiting + 10 executing)
-	// for a whole period.
+	demand, release := fillWork(t, c)
+	defer release()
+	clk.Step(BorrowingAdjustmentPeriod)
+	c.AdjustBorrowing(clk.Now())
+	after := levelLimits(c, "work")
+	other := levelLimits(c, "other")
+	if after.Current <= before || after.Current <= after.Nominal {
+		t.Errorf("work's limit after a period of demand: %d (was %d, nominal %d); want it to borrow", after.Current, before, after.Nominal)
+	}
+	if other.Current >= other.Nominal || other.Current < other.Lower {
+		t.Errorf("other's limit with no demand: %d, want between its lower bound %d and its nominal %d", other.Current, other.Lower, other.Nominal)
+	}
+	if after.DemandHighWatermark != demand || after.DemandAverage != demand {
+		t.Errorf("work's demand: high watermark %v, average %v; want %v", after.DemandHighWatermark, after.DemandAverage, demand)
+	}
+	// The raised limit dispatches waiting requests at once.
+	if got := c.Dump()[levelIndex(c, "work")].QueueSet.Executing; got != min(int(demand), after.Current) {
+		t.Errorf("executing after the raise = %d, want %d", got, min(int(demand), after.Current))
+	}
+}
+
+// fillWork keeps work's 8 queue slots full (hand 2 × limit 2 waiting +
+// 10 executing) and returns the seats executing or waiting, and a func
+// that finishes them all (with a deadline on the waiters' return).
+func fillWork(t *testing.T, c *Controller) (demand float64, release func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	var admitted []Ticket
 	for i := range 10 {
 		tk, err := c.Wait(ctx, tenant(string(rune('a'+i))), nil)
@@ -67,39 +90,64 @@ func TestAdjustBorrowing(t *testing.T) {
 		return d.Executing+d.Waiting+d.Rejected == 18
 	})
 	d := c.Dump()[levelIndex(c, "work")].QueueSet
-	demand := float64(d.Executing + d.Waiting)
 	if d.Waiting < 4 {
 		t.Fatalf("only %d requests wait (%d executing)", d.Waiting, d.Executing)
 	}
-	clk.Step(BorrowingAdjustmentPeriod)
-	c.AdjustBorrowing(clk.Now())
-	after := levelLimits(c, "work")
-	other := levelLimits(c, "other")
-	if after.Current <= before || after.Current <= after.Nominal {
-		t.Errorf("work's limit after a period of demand: %d (was %d, nominal %d); want it to borrow", after.Current, before, after.Nominal)
-	}
-	if other.Current >= other.Nominal || other.Current < other.Lower {
-		t.Errorf("other's limit with no demand: %d, want between its lower bound %d and its nominal %d", other.Current, other.Lower, other.Nominal)
-	}
-	if after.DemandHighWatermark != demand || after.DemandAverage != demand {
-		t.Errorf("work's demand: high watermark %v, average %v; want %v", after.DemandHighWatermark, after.DemandAverage, demand)
-	}
-	// The raised limit dispatches waiting requests at once.
-	if got := c.Dump()[levelIndex(c, "work")].QueueSet.Executing; got != min(int(demand), after.Current) {
-		t.Errorf("executing after the raise = %d, want %d", got, min(int(demand), after.Current))
-	}
-	for _, tk := range admitted {
-		tk.Finish()
-	}
-	for range 8 {
-		select {
-		case tk := <-done:
-			if tk != (Ticket{}) {
-				tk.Finish()
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("waiters did not return")
+	return float64(d.Executing + d.Waiting), func() {
+		defer cancel()
+		for _, tk := range admitted {
+			tk.Finish()
 		}
+		for range 8 {
+			select {
+			case tk := <-done:
+				if tk != (Ticket{}) {
+					tk.Finish()
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("waiters did not return")
+			}
+		}
+	}
+}
+
+// AdjustBorrowingHolding folds the demand and computes the borrowing as
+// AdjustBorrowing does, returns the limits AdjustBorrowing would apply,
+// and keeps the held ones: nothing waiting is dispatched at the
+// borrowing's limit. Then SetCurrentLimits to the returned limit
+// dispatches as AdjustBorrowing would have.
+func TestAdjustBorrowingHolding(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	clk := newFakeClock()
+	c, err := New(mustDecode(t, borrowYAML), Options{ServerConcurrencyLimit: 25, Clock: clk, AdjustPeriod: ManualAdjustment})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if got := c.AdjustBorrowingHolding(clk.Now(), nil); got != nil {
+		t.Errorf("AdjustBorrowingHolding(nil) = %v, want nil", got)
+	}
+	before := levelLimits(c, "work").Current
+	demand, release := fillWork(t, c)
+	defer release()
+	clk.Step(BorrowingAdjustmentPeriod)
+	local := c.AdjustBorrowingHolding(clk.Now(), map[string]int{"work": before})
+	work, other := levelLimits(c, "work"), levelLimits(c, "other")
+	if local["work"] <= before {
+		t.Errorf("the borrowing's limit for work = %d, want above the held %d (it has demand)", local["work"], before)
+	}
+	if work.Current != before || work.DemandAverage != demand {
+		t.Errorf("work held: current %d, demand %v; want %d (held) and %v (folded)", work.Current, work.DemandAverage, before, demand)
+	}
+	if other.Current != local["other"] {
+		t.Errorf("other (not held): current %d, want the borrowing's %d", other.Current, local["other"])
+	}
+	if got := c.Dump()[levelIndex(c, "work")].QueueSet.Executing; got != before {
+		t.Errorf("executing while held = %d, want %d (nothing dispatched at the borrowing's limit)", got, before)
+	}
+	c.SetCurrentLimits(clk.Now(), map[string]int{"work": local["work"]})
+	if got := c.Dump()[levelIndex(c, "work")].QueueSet.Executing; got != min(int(demand), local["work"]) {
+		t.Errorf("executing after the release = %d, want %d", got, min(int(demand), local["work"]))
 	}
 }
 

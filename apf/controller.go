@@ -470,6 +470,25 @@ func (c *Controller) AdjustBorrowing(now time.Time) {
 	c.adjustLocked(now)
 }
 
+// AdjustBorrowingHolding, beyond upstream, is AdjustBorrowing in one step
+// with SetCurrentLimits(now, hold): the demand statistics are folded and
+// the borrowing computed as AdjustBorrowing does, but the levels named in
+// hold get the held current limits (within their Lower and Upper bounds)
+// instead of the borrowing's, so no queued request is dispatched at the
+// borrowing's limit in between. It returns the borrowing's current limits
+// by level name, what AdjustBorrowing would have applied. With hold nil
+// it is exactly AdjustBorrowing (and returns nil). Package apf/fleet's
+// Coordinator calls it with the fleet's last decision, which the next
+// exchange then replaces.
+func (c *Controller) AdjustBorrowingHolding(now time.Time, hold map[string]int) map[string]int {
+	if c.closed.Load() {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.adjustHoldingLocked(now, hold)
+}
+
 // Classify returns the classification of req without admitting it.
 func (c *Controller) Classify(req *Request) Classification {
 	fr := req.classifierRequest()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -64,13 +65,15 @@ const DefaultGoAwayCooldown = 2
 
 // Coordinator runs one replica's part of the fleet on an apf.Controller:
 // every round it runs the controller's borrowing adjustment (exactly
-// today's, alone), builds the replica's Summary from the controller's
-// level statistics and its FlowLimiter's usage, runs the Exchange, and
-// applies both decisions: LevelLimits as the controller's current limits
-// and FlowCaps as the FlowLimiter's caps. With no peers (a fleet of one,
-// or a store unreachable for StaleAfter rounds) neither decision is
-// taken and the caps are removed: every decision is the controller's
-// alone.
+// today's, alone, while no fleet decision is held; else holding the
+// fleet's level limits of the round before, AdjustBorrowingHolding),
+// builds the replica's Summary from the controller's level statistics
+// and its FlowLimiter's usage, runs the Exchange, and applies both
+// decisions: LevelLimits as the controller's current limits and FlowCaps
+// as the FlowLimiter's caps. With no peers (a fleet of one, or a store
+// unreachable for StaleAfter rounds) neither decision is taken, the caps
+// are removed and the levels get the adjustment's own limits back: every
+// decision is the controller's alone.
 //
 // Round runs one round at a caller's time; Start runs them every Period
 // in a goroutine the Coordinator owns, until Close. The store is never
@@ -81,6 +84,9 @@ type Coordinator struct {
 	cfg  CoordinatorConfig
 	ex   *Exchange
 	last time.Time // of the previous round; zero before the first
+	// held is the fleet's level limits set at the previous round, kept
+	// through the next adjustment; nil when the controller's own apply.
+	held map[string]int
 
 	closedSeen int // GoAway.Closed() at the previous round
 	quiet      int // rounds left in which GoAway targets nothing
@@ -137,13 +143,17 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 // returned after the decisions are taken on the peers still known.
 func (c *Coordinator) Round(ctx context.Context, now time.Time) error {
 	ctl := c.cfg.Controller
-	ctl.AdjustBorrowing(now)
+	// The fleet's last decision stays in place through the adjustment and
+	// the exchange, so nothing is dispatched at this replica's own
+	// borrowing result in between; without one (a fleet of one so far)
+	// this is the plain adjustment.
+	local := ctl.AdjustBorrowingHolding(now, c.held)
 	period := c.cfg.Period
 	if !c.last.IsZero() && now.After(c.last) {
 		period = now.Sub(c.last)
 	}
 	c.last = now
-	own, names := c.summary(now, period.Seconds())
+	own, names := c.summary(now, period.Seconds(), local)
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	peers, err := c.ex.Round(ctx, own)
 	cancel()
@@ -154,10 +164,20 @@ func (c *Coordinator) Round(ctx context.Context, now time.Time) error {
 	c.targetGoAway(own, peers, names)
 	if len(peers) == 0 || c.cfg.TargetOnly {
 		c.cfg.Limiter.SetCaps(nil)
+		c.release(now, local)
 		return err
 	}
 	if levels := LevelLimits(own, peers, c.cfg.Borrowing); levels != nil {
-		ctl.SetCurrentLimits(now, levels)
+		set := maps.Clone(levels)
+		for name := range c.held {
+			if _, ok := set[name]; !ok {
+				set[name] = local[name] // held before, not decided now: its own again
+			}
+		}
+		ctl.SetCurrentLimits(now, set)
+		c.held = levels
+	} else {
+		c.release(now, local)
 	}
 	caps := map[apf.FlowKey]float64{}
 	for _, l := range own.Levels {
@@ -169,6 +189,15 @@ func (c *Coordinator) Round(ctx context.Context, now time.Time) error {
 	}
 	c.cfg.Limiter.SetCaps(caps)
 	return err
+}
+
+// release gives the controller back its own borrowing result, local,
+// when a fleet decision was held through the round and none follows it.
+func (c *Coordinator) release(now time.Time, local map[string]int) {
+	if c.held != nil {
+		c.cfg.Controller.SetCurrentLimits(now, local)
+		c.held = nil
+	}
 }
 
 // targetGoAway aims GoAway at this replica's heaviest flow while it is
@@ -225,12 +254,16 @@ func FlowName(k apf.FlowKey) string { return k.FlowSchema + "/" + k.Distinguishe
 
 // summary builds this replica's summary of a period of seconds, and the
 // flows it names, by level and name.
-func (c *Coordinator) summary(now time.Time, seconds float64) (Summary, map[string]apf.FlowKey) {
+func (c *Coordinator) summary(now time.Time, seconds float64, local map[string]int) (Summary, map[string]apf.FlowKey) {
 	ctl := c.cfg.Controller
 	s := Summary{ServerConcurrencyLimit: ctl.ServerConcurrencyLimit()}
 	for name, l := range ctl.Limits() {
+		cl := l.Current
+		if v, ok := local[name]; ok {
+			cl = v // the replica's own borrowing result, not the fleet's held limit
+		}
 		s.Levels = append(s.Levels, LevelDemand{
-			Name: name, CurrentCL: l.Current,
+			Name: name, CurrentCL: cl,
 			Limits: flowschema.LevelLimits{Name: name, NominalCL: l.Nominal, LendableCL: l.Lendable, BorrowingCL: l.Borrowing,
 				MinCL: l.Lower, MaxCL: l.Upper, MaxSeats: int(l.MaxSeats)},
 			Demand: flowschema.SeatDemand{Average: l.DemandAverage, StdDev: l.DemandStdDev,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -394,6 +395,14 @@ func TestCoordinatorAppliesFleetLevelLimits(t *testing.T) {
 	}
 }
 
+// busyPeer is replica r1's summary at its period 1: all its demand (50
+// seats) at global-default, whose limits are gd.
+func busyPeer(gd apf.Limits) fleet.Summary {
+	return fleet.Summary{Replica: "r1", Period: 1, ServerConcurrencyLimit: 60, Levels: []fleet.LevelDemand{{Name: "global-default", CurrentCL: gd.Current,
+		Limits: flowschema.LevelLimits{Name: "global-default", NominalCL: gd.Nominal, LendableCL: gd.Lendable, BorrowingCL: gd.Borrowing, MinCL: gd.Lower, MaxCL: gd.Upper},
+		Demand: flowschema.SeatDemand{Average: 50, Smoothed: 50, HighWatermark: 50}}}}
+}
+
 // fleetLevelLimit runs one round of r0 beside a busy peer and returns
 // global-default's limit on a plain controller and on r0, and its lower
 // bound.
@@ -409,9 +418,7 @@ func fleetLevelLimit(t *testing.T, targetOnly bool) (alone, fleetwide, lower int
 		t.Fatal(err)
 	}
 	gd := c.Limits()["global-default"]
-	peer := fleet.Summary{Replica: "r1", Period: 1, ServerConcurrencyLimit: 60, Levels: []fleet.LevelDemand{{Name: "global-default", CurrentCL: gd.Current,
-		Limits: flowschema.LevelLimits{Name: "global-default", NominalCL: gd.Nominal, LendableCL: gd.Lendable, BorrowingCL: gd.Borrowing, MinCL: gd.Lower, MaxCL: gd.Upper},
-		Demand: flowschema.SeatDemand{Average: 50, Smoothed: 50, HighWatermark: 50}}}}
+	peer := busyPeer(gd)
 	if err := store.Publish(context.Background(), peer); err != nil {
 		t.Fatal(err)
 	}
@@ -453,5 +460,78 @@ func TestCoordinatorGoAwayCoolsDownAfterClose(t *testing.T) {
 	}
 	if d := cmp.Diff([]bool{false, false, true}, got); d != "" {
 		t.Errorf("GoAway closes other in rounds 3 to 5 (-want +got):\n%s", d)
+	}
+}
+
+// watchStore is a MemoryStore that calls during on every Publish: the
+// moment between a round's adjustment and its decisions.
+type watchStore struct {
+	*fleet.MemoryStore
+	during func()
+}
+
+func (w watchStore) Publish(ctx context.Context, s fleet.Summary) error {
+	w.during()
+	return w.MemoryStore.Publish(ctx, s)
+}
+
+// TestCoordinatorHoldsFleetLimitsThroughTheRound: once the fleet has
+// lowered an idle replica's global-default, the next round's adjustment
+// keeps that limit through the exchange (no request is dispatched at the
+// replica's own borrowing result in between), and the summary still
+// carries the replica's own result. When the peer is gone the replica
+// gets its own limit back.
+func TestCoordinatorHoldsFleetLimitsThroughTheRound(t *testing.T) {
+	clk := &stepClock{now: start}
+	plain := newController(t, nil, clk, nil)
+	fl := apf.NewFlowLimiter()
+	c := newController(t, nil, clk, fl)
+	var seen []int
+	store := watchStore{MemoryStore: fleet.NewMemoryStore(), during: func() { seen = append(seen, c.Limits()["global-default"].Current) }}
+	co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: "r0", Store: store, Controller: c, Limiter: fl, Period: time.Second, StaleAfter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gd := c.Limits()["global-default"]
+	peer := busyPeer(gd)
+	var published []int
+	for round := 1; round <= 4; round++ {
+		if round <= 2 {
+			peer.Period = uint64(round)
+			if err := store.MemoryStore.Publish(context.Background(), peer); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clk.now = start.Add(time.Duration(round) * time.Second)
+		plain.AdjustBorrowing(clk.now)
+		if err := co.Round(context.Background(), clk.now); err != nil {
+			t.Fatal(err)
+		}
+		all, _ := store.Read(context.Background())
+		for _, s := range all {
+			if s.Replica == "r0" {
+				published = append(published, s.Levels[slices.IndexFunc(s.Levels, func(l fleet.LevelDemand) bool { return l.Name == "global-default" })].CurrentCL)
+			}
+		}
+		t.Logf("round %d: global-default %d (plain %d) during the exchange %d, published %d", round,
+			c.Limits()["global-default"].Current, plain.Limits()["global-default"].Current, seen[len(seen)-1], published[len(published)-1])
+	}
+	own := plain.Limits()["global-default"].Current
+	if own == gd.Lower {
+		t.Fatalf("the plain controller's global-default = its lower bound %d: the test needs them to differ", gd.Lower)
+	}
+	// Round 1 starts from the controller's own limit; round 2 holds the
+	// fleet's decision of round 1 (the lower bound) through its exchange.
+	if seen[1] != gd.Lower {
+		t.Errorf("global-default during round 2's exchange = %d, want the fleet's held %d", seen[1], gd.Lower)
+	}
+	if published[1] != own {
+		t.Errorf("round 2 published global-default's CurrentCL %d, want the replica's own borrowing result %d", published[1], own)
+	}
+	// The peer stopped publishing after round 2 and is stale from round 3
+	// (StaleAfter 1) on:
+	// the replica decides alone again.
+	if got := c.Limits()["global-default"].Current; got != own {
+		t.Errorf("global-default after the peer went stale = %d, want the controller's own %d", got, own)
 	}
 }

@@ -24,9 +24,13 @@
 //
 // A Coordinator runs both on an apf.Controller: each round (Round at
 // the caller's time, or Start's own goroutine) runs the controller's
-// borrowing adjustment, builds the Summary from the controller's level
-// statistics and its apf.FlowLimiter's per-flow seat-seconds, exchanges
-// it, and applies the decisions: LevelLimits through
+// borrowing adjustment (Controller.AdjustBorrowingHolding: the fleet's
+// level limits of the round before stay applied through it and the
+// exchange, so no queued request is dispatched at the replica's own
+// borrowing result in between), builds the Summary from the controller's
+// level statistics (with the replica's own borrowing result as each
+// level's CurrentCL) and its apf.FlowLimiter's per-flow seat-seconds,
+// exchanges it, and applies the decisions: LevelLimits through
 // Controller.SetCurrentLimits, FlowCaps as the FlowLimiter's caps, which
 // Wait enforces (a capped flow's request is refused with
 // concurrency-limit on arrival, or at dispatch if it queued before the

@@ -87,10 +87,12 @@ func (e *Exchange) Round(ctx context.Context, own Summary) ([]Summary, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	inStore := map[string]bool{}
 	for _, s := range read {
 		if s.Replica == e.self {
 			continue
 		}
+		inStore[s.Replica] = true
 		p := e.peers[s.Replica]
 		switch {
 		case p == nil:
@@ -100,18 +102,28 @@ func (e *Exchange) Round(ctx context.Context, own Summary) ([]Summary, error) {
 			p.s, p.seen = s, e.period
 		}
 	}
+	if err == nil {
+		// A stale peer is remembered while its summary stays in the
+		// store, so that the same old summary is not taken for news.
+		for name, p := range e.peers {
+			if !inStore[name] && e.stale(p) {
+				delete(e.peers, name)
+			}
+		}
+	}
 	return e.fresh(), errors.Join(errs...)
 }
 
-// fresh drops the peers gone stale and returns the rest.
+// stale reports that p's Period has not advanced for staleAfter periods.
+func (e *Exchange) stale(p *peer) bool { return e.period-p.seen >= e.staleAfter }
+
+// fresh returns the peers not stale.
 func (e *Exchange) fresh() []Summary {
 	var out []Summary
-	for name, p := range e.peers {
-		if e.period-p.seen >= e.staleAfter {
-			delete(e.peers, name)
-			continue
+	for _, p := range e.peers {
+		if !e.stale(p) {
+			out = append(out, p.s)
 		}
-		out = append(out, p.s)
 	}
 	slices.SortFunc(out, func(a, b Summary) int { return strings.Compare(a.Replica, b.Replica) })
 	return out

@@ -28,7 +28,8 @@ func peerNames(ss []Summary) []string {
 
 // TestExchangeForgetsSilentPeers steps three replicas through periods:
 // a peer whose Period stops advancing is dropped after DefaultStaleAfter
-// of the reader's periods, however the replicas' periods are numbered.
+// of the reader's periods, however the replicas' periods are numbered,
+// and stays dropped while its last summary stays in the store.
 func TestExchangeForgetsSilentPeers(t *testing.T) {
 	ctx := context.Background()
 	st := NewMemoryStore()
@@ -43,6 +44,8 @@ func TestExchangeForgetsSilentPeers(t *testing.T) {
 		{[]*Exchange{b, a}, []string{"b", "c"}}, // c silent 1
 		{[]*Exchange{b, a}, []string{"b", "c"}}, // c silent 2
 		{[]*Exchange{b, a}, []string{"b"}},      // c silent 3: forgotten
+		{[]*Exchange{b, a}, []string{"b"}},      // c silent 4: its summary, still in the store, is not news
+		{[]*Exchange{b, a}, []string{"b"}},      // c silent 5
 		{[]*Exchange{c, a}, []string{"b", "c"}}, // c is back; b silent 1
 	}
 	for i, s := range steps {
