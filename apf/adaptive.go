@@ -212,10 +212,10 @@ func (c *Controller) reviseLocked(now time.Time) {
 	for i, lv := range levels {
 		lv.mu.Lock()
 		wins[i] = lv.win
-		n := lv.qs.Counts()
+		n, limit := lv.qs.Counts(), lv.qcfg.ConcurrencyLimit
 		lv.mu.Unlock()
 		in[i] = levelSample{Name: lv.name, Exempt: lv.exempt, N: wins[i].lat.n, Low: wins[i].lat.lowMean(AdaptiveLatencyKept),
-			Executing: n.SeatsInUse, Limit: lv.qcfg.ConcurrencyLimit, Pressed: wins[i].pressed || n.Waiting > 0}
+			Executing: n.SeatsInUse, Limit: limit, Pressed: wins[i].pressed || n.Waiting > 0}
 	}
 	g := 1.0
 	if a.sched != nil {

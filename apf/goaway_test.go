@@ -14,45 +14,7 @@ import (
 // (GOAWAY), so its next one opens a new connection; within the interval
 // no other is closed, and other flows keep theirs.
 func TestTargetedGoAwayClosesHeavyFlowsConnection(t *testing.T) {
-	c, err := New(nil, Options{ServerConcurrencyLimit: 600})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	g, err := NewTargetedGoAway(time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := c.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), HandlerOptions{User: RequestHeaderUser, GoAway: g})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewUnstartedServer(h)
-	ts.EnableHTTP2 = true
-	var conns atomic.Int32
-	ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	ts.StartTLS()
-	defer ts.Close()
-	client := ts.Client()
-	client.Timeout = 10 * time.Second
-	get := func(user string) {
-		t.Helper()
-		req, _ := http.NewRequest("GET", ts.URL+"/api/v1/namespaces/default/configmaps/x", nil)
-		req.Header.Set("X-Remote-User", user)
-		req.Header.Set("X-Remote-Group", "system:authenticated")
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET as %s: %s %s, want HTTP/2 200", user, resp.Proto, resp.Status)
-		}
-	}
+	g, get, conns := goAwayServer(t, nil)
 	g.Target(FlowKey{"global-default", "global-default", "heavy"}, true)
 	steps := []struct {
 		user  string
@@ -64,7 +26,7 @@ func TestTargetedGoAwayClosesHeavyFlowsConnection(t *testing.T) {
 		{"light", 2},
 	}
 	for i, s := range steps {
-		get(s.user)
+		get(s.user, http.StatusOK)
 		if got := conns.Load(); got != s.conns {
 			t.Errorf("after request %d (%s): %d connections, want %d", i, s.user, got, s.conns)
 		}
@@ -73,6 +35,69 @@ func TestTargetedGoAwayClosesHeavyFlowsConnection(t *testing.T) {
 		t.Errorf("Closed() = %d, want 1", g.Closed())
 	}
 	g.Target(FlowKey{}, false)
+}
+
+// goAwayServer serves the middleware of a controller of 600 seats (with
+// FlowLimiter fl, if not nil) and a TargetedGoAway g of interval one hour
+// on an HTTP/2 test server; both end with the test. get sends one
+// request as user and checks it is answered over HTTP/2 with status;
+// conns counts the connections the server has accepted.
+func goAwayServer(t *testing.T, fl *FlowLimiter) (g *TargetedGoAway, get func(user string, status int), conns *atomic.Int32) {
+	t.Helper()
+	c, err := New(nil, Options{ServerConcurrencyLimit: 600, FlowLimiter: fl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	if g, err = NewTargetedGoAway(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	h, err := c.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), HandlerOptions{User: RequestHeaderUser, GoAway: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(h)
+	ts.EnableHTTP2 = true
+	conns = new(atomic.Int32)
+	ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	ts.StartTLS()
+	t.Cleanup(ts.Close)
+	client := ts.Client()
+	client.Timeout = 10 * time.Second
+	return g, func(user string, status int) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", ts.URL+"/api/v1/namespaces/default/configmaps/x", nil)
+		req.Header.Set("X-Remote-User", user)
+		req.Header.Set("X-Remote-Group", "system:authenticated")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.ProtoMajor != 2 || resp.StatusCode != status {
+			t.Fatalf("GET as %s: %s %s, want HTTP/2 %d", user, resp.Proto, resp.Status, status)
+		}
+	}, conns
+}
+
+// TestTargetedGoAwayClosesOnRejection: a rejected request of the target
+// flow (here refused by a FlowLimiter cap of 0) carries the GOAWAY as an
+// admitted one does, so the client's next request opens a new connection.
+func TestTargetedGoAwayClosesOnRejection(t *testing.T) {
+	fl := NewFlowLimiter()
+	g, get, conns := goAwayServer(t, fl)
+	heavy := FlowKey{"global-default", "global-default", "heavy"}
+	fl.SetCaps(map[FlowKey]float64{heavy: 0})
+	g.Target(heavy, true)
+	get("heavy", http.StatusTooManyRequests) // rejected, with GOAWAY
+	get("heavy", http.StatusTooManyRequests) // on a new connection
+	if got := conns.Load(); got != 2 || g.Closed() != 1 {
+		t.Errorf("after two rejected requests: %d connections, Closed() = %d; want 2 and 1", got, g.Closed())
+	}
 }
 
 func TestTargetedGoAwayRate(t *testing.T) {

@@ -65,6 +65,46 @@ func TestExchangeForgetsSilentPeers(t *testing.T) {
 
 // TestExchangeKeepsPeersWhileStoreIsDown: a store error is returned with
 // the peers known before, until they go stale; then none remain.
+// TestExchangeLetsGoOfPeersGoneFromStore: a stale peer is remembered
+// only while its summary stays in the store (so that it is not taken for
+// news), and let go of once the store no longer has it, but not on a
+// round whose read failed.
+func TestExchangeLetsGoOfPeersGoneFromStore(t *testing.T) {
+	ctx := context.Background()
+	st := NewMemoryStore()
+	a, b := newExchange(t, "a", st), newExchange(t, "b", st)
+	for _, e := range []*Exchange{b, a} {
+		if _, err := e.Round(ctx, Summary{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range DefaultStaleAfter { // b silent: stale, still in the store
+		if _, err := a.Round(ctx, Summary{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := a.peers["b"]; !ok {
+		t.Fatal("a forgot stale b while b's summary is still in the store")
+	}
+	st.mu.Lock()
+	delete(st.summaries, "b")
+	st.mu.Unlock()
+	st.SetUnavailable(true)
+	if _, err := a.Round(ctx, Summary{}); err == nil {
+		t.Fatal("Round with the store down: nil error")
+	}
+	if _, ok := a.peers["b"]; !ok {
+		t.Error("a let go of b on a round whose read failed")
+	}
+	st.SetUnavailable(false)
+	if _, err := a.Round(ctx, Summary{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := a.peers["b"]; ok {
+		t.Error("a still remembers b after b's summary left the store")
+	}
+}
+
 func TestExchangeKeepsPeersWhileStoreIsDown(t *testing.T) {
 	ctx := context.Background()
 	st := NewMemoryStore()
