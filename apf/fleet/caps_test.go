@@ -98,6 +98,26 @@ func TestLevelLimits(t *testing.T) {
 	}
 }
 
+// TestLevelLimitsUseNominalSeats: a replica's levels may add up to the
+// seats its own borrowing divides, the sum of their nominal limits (14
+// here, rounded up from a server limit of 12), not to the server limit:
+// three equal replicas whose demand is all at level busy each give busy
+// its nominal 9 plus all idle lends, 12, as upstream's borrowing alone
+// would, and idle its lower bound.
+func TestLevelLimitsUseNominalSeats(t *testing.T) {
+	replica := func(name string) Summary {
+		return Summary{Replica: name, ServerConcurrencyLimit: 12, Levels: []LevelDemand{
+			{Name: "busy", CurrentCL: 12, Limits: flowschema.LevelLimits{Name: "busy", NominalCL: 9, LendableCL: 4, BorrowingCL: 9, MinCL: 5, MaxCL: 18, InitialCL: 9},
+				Demand: flowschema.SeatDemand{Average: 40, Smoothed: 40, HighWatermark: 40}},
+			{Name: "idle", CurrentCL: 2, Limits: flowschema.LevelLimits{Name: "idle", NominalCL: 5, LendableCL: 3, MinCL: 2, MaxCL: 5, InitialCL: 5}},
+		}}
+	}
+	got := LevelLimits(replica("r0"), []Summary{replica("r1"), replica("r2")}, flowschema.BorrowingOptions{})
+	if d := cmp.Diff(map[string]int{"busy": 12, "idle": 2}, got); d != "" {
+		t.Errorf("LevelLimits (-want +got):\n%s", d)
+	}
+}
+
 // TestFlowCapsPinnedToOneReplica: two flows pinned to r0 share it, so the
 // spread flow is planned on the other replicas only.
 func TestFlowCapsPinnedToOneReplica(t *testing.T) {

@@ -75,6 +75,13 @@ const DefaultGoAwayCooldown = 2
 // are removed and the levels get the adjustment's own limits back: every
 // decision is the controller's alone.
 //
+// In the round after GoAway closed a connection, the closed flow is left
+// out of this replica's own summary when its caps are computed (the
+// summary published is unchanged): its client has left, but the
+// statistics still show its demand here for a period, and counting it
+// would hold the flows that stay to shares computed as if it had stayed,
+// leaving the replica's seats idle until the next round.
+//
 // Round runs one round at a caller's time; Start runs them every Period
 // in a goroutine the Coordinator owns, until Close. The store is never
 // called on a request's path: a slow or unreachable store delays only
@@ -88,8 +95,12 @@ type Coordinator struct {
 	// through the next adjustment; nil when the controller's own apply.
 	held map[string]int
 
-	closedSeen int // GoAway.Closed() at the previous round
-	quiet      int // rounds left in which GoAway targets nothing
+	closedSeen int    // GoAway.Closed() at the previous round
+	targeted   string // level and name of the flow GoAway targets, "" none
+	// moved is the flow (level and name) whose connection GoAway closed
+	// since the previous round, "" none: left out of this round's caps.
+	moved string
+	quiet int // rounds left in which GoAway targets nothing
 
 	mu      sync.Mutex
 	peers   int
@@ -180,8 +191,12 @@ func (c *Coordinator) Round(ctx context.Context, now time.Time) error {
 		c.release(now, local)
 	}
 	caps := map[apf.FlowKey]float64{}
+	capOwn := own
+	if c.moved != "" {
+		capOwn.Flows = slices.DeleteFunc(slices.Clone(own.Flows), func(f FlowDemand) bool { return f.Level+"\x00"+f.Flow == c.moved })
+	}
 	for _, l := range own.Levels {
-		for name, cp := range FlowCaps(l.Name, own, peers) {
+		for name, cp := range FlowCaps(l.Name, capOwn, peers) {
 			if k, ok := names[l.Name+"\x00"+name]; ok {
 				caps[k] = cp
 			}
@@ -208,16 +223,20 @@ func (c *Coordinator) targetGoAway(own Summary, peers []Summary, names map[strin
 	if g == nil {
 		return
 	}
+	c.moved = ""
 	if closed := g.Closed(); closed != c.closedSeen {
 		c.closedSeen, c.quiet = closed, c.cfg.GoAwayCooldown
+		c.moved = c.targeted
 	}
 	switch f, ok := heaviest(own); {
 	case c.quiet > 0:
 		// Leave the closed flow targeted: only its requests that arrive
 		// after the close (its client came back here) close again.
 	case ok && Overloaded(own, peers) && MoveHelps(own, f, peers):
-		g.Target(names[f.Level+"\x00"+f.Flow], true)
+		c.targeted = f.Level + "\x00" + f.Flow
+		g.Target(names[c.targeted], true)
 	default:
+		c.targeted = ""
 		g.Target(apf.FlowKey{}, false)
 	}
 	c.quiet = max(0, c.quiet-1)

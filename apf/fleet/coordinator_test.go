@@ -535,3 +535,39 @@ func TestCoordinatorHoldsFleetLimitsThroughTheRound(t *testing.T) {
 		t.Errorf("global-default after the peer went stale = %d, want the controller's own %d", got, own)
 	}
 }
+
+// TestCoordinatorLeavesMovedFlowOutOfCaps: in the round after GoAway
+// closed heavy's connection, r0's statistics still show heavy asking for
+// seats there (its requests of the period before the move), and its peer
+// has not seen heavy arrive yet. The caps leave heavy out, so busy, the
+// flow that stays, may take all of r0's seats, not the half it would get
+// beside a heavy that has left.
+func TestCoordinatorLeavesMovedFlowOutOfCaps(t *testing.T) {
+	f := newGoAwayFleet(t)
+	f.round(t, 1, 0, fullOf("heavy", "busy", 60)...)
+	if !f.g.Closes(f.clk.now, f.clk.now, heavyFlow) {
+		t.Fatal("round 1: GoAway closes heavy = false, want true")
+	}
+	f.round(t, 2, 0, fullOf("heavy", "busy", 60)...)
+	seats := f.c.Limits()["global-default"].Current
+	var admitted int
+	var refused []fairqueue.Reason
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for range seats {
+		tk, err := f.c.Wait(ctx, userRequest("busy"), nil)
+		var rej *apf.RejectedError
+		switch {
+		case errors.As(err, &rej):
+			refused = append(refused, rej.Reason)
+		case err != nil:
+			t.Fatal(err)
+		default:
+			admitted++
+			defer tk.Finish()
+		}
+	}
+	if admitted < seats*3/4 {
+		t.Errorf("busy admitted %d of global-default's %d seats (%d refused, the first %v); want at least 3/4 of them, heavy left out of the caps", admitted, seats, len(refused), refused[0])
+	}
+}

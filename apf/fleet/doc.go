@@ -15,7 +15,8 @@
 //
 //   - LevelLimits: each level's current limit, so that the fleet's seats
 //     follow the fleet's demand (upstream's borrowing over the fleet,
-//     within each level's bounds summed over the replicas);
+//     within each level's bounds summed over the replicas, a replica's
+//     levels adding up to at most the seats its own borrowing divides);
 //   - FlowCaps: the most seats each heavy flow may hold on this replica,
 //     its fleet-wide max-min fair share (MaxMinFair) minus what the plan
 //     has the other replicas give it, so that a flow present on several
@@ -49,6 +50,10 @@
 // reconnected here (a balancer may place a new connection anywhere), and
 // closing that connection too moves it again. A request that arrived
 // before the close may be on the closed connection and closes nothing.
+// In the round right after a close, the closed flow is left out of the
+// replica's own summary when its caps are computed: its demand there is
+// the period's before the move, and counting it would hold the flows
+// that stay to shares of a level the moved client no longer uses.
 //
 // # Failure modes
 //

@@ -13,8 +13,10 @@ import (
 // that have it, and this replica takes of each level's fleet-wide limit
 // its part of the level's fleet-wide demand (of its nominal seats when
 // the level has no demand), within the level's own bounds; if that adds
-// up to more than its server limit, what lies above the levels' lower
-// bounds is scaled down. The result is by level name. With no peers it is
+// up to more than the seats the replica's own borrowing divides (the sum
+// of its levels' nominal limits, which rounding up makes a little more
+// than its server limit), what lies above the levels' lower bounds is
+// scaled down. The result is by level name. With no peers it is
 // nil: the replica's own adjustment, today's, stands.
 func LevelLimits(own Summary, peers []Summary, opts flowschema.BorrowingOptions) map[string]int {
 	if len(peers) == 0 {
@@ -37,7 +39,7 @@ func LevelLimits(own Summary, peers []Summary, opts flowschema.BorrowingOptions)
 	}
 	a := flowschema.Borrow(server, in, opts)
 	out := make(map[string]int, len(own.Levels))
-	above, room := 0.0, own.ServerConcurrencyLimit
+	above, room := 0.0, nominalSum(own)
 	want := make([]float64, len(own.Levels))
 	for i, l := range own.Levels {
 		part := float64(l.Limits.NominalCL) / math.Max(1, float64(in[i].Limits.NominalCL))
@@ -73,4 +75,14 @@ func addLevel(b *flowschema.BorrowingLevel, pl LevelDemand) {
 	d.StdDev = math.Hypot(d.StdDev, pl.Demand.StdDev)
 	d.Smoothed += pl.Demand.Smoothed
 	b.CurrentCL += pl.CurrentCL
+}
+
+// nominalSum is the sum of s's levels' nominal limits: the seats
+// upstream's borrowing divides among them on one replica.
+func nominalSum(s Summary) int {
+	n := 0
+	for _, l := range s.Levels {
+		n += l.Limits.NominalCL
+	}
+	return n
 }
