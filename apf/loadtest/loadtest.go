@@ -65,6 +65,11 @@ type Config struct {
 	// MaxRequests, if positive, stops the run after that many requests
 	// have been sent in total.
 	MaxRequests int
+	// Warmup, if positive, is the start of the run whose requests are
+	// left out of UserResult.WarmLatencies: the latencies once a server
+	// that adapts (apf.Options.Adaptive) has had that long to settle. It
+	// changes nothing else. Must be shorter than Duration.
+	Warmup time.Duration
 }
 
 // UserResult is one user's outcome over the measured window.
@@ -84,6 +89,9 @@ type UserResult struct {
 	Waits []time.Duration
 	// Latencies of the served requests (send to response), sorted.
 	Latencies []time.Duration
+	// WarmLatencies are the Latencies of the served requests sent after
+	// Config.Warmup, sorted; nil without a Warmup.
+	WarmLatencies []time.Duration
 }
 
 // Percentile returns the p-th percentile (0 < p ≤ 100) of the waits, or 0
@@ -215,6 +223,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	for i := range rep.Users {
 		slices.Sort(rep.Users[i].Waits)
 		slices.Sort(rep.Users[i].Latencies)
+		slices.Sort(rep.Users[i].WarmLatencies)
 	}
 	return rep, nil
 }
@@ -234,6 +243,9 @@ func (cfg *Config) check() (int, error) {
 			return 0, fmt.Errorf("loadtest: user %q: Rate=%v must be a finite number ≥ 0", u.Name, u.Rate)
 		}
 		inflight += u.Concurrency
+	}
+	if cfg.Warmup < 0 || cfg.Warmup >= cfg.Duration {
+		return 0, fmt.Errorf("loadtest: Warmup=%v must be at least 0 and shorter than Duration=%v", cfg.Warmup, cfg.Duration)
 	}
 	return inflight, nil
 }
@@ -285,6 +297,7 @@ func (rn *runner) send(ctx context.Context, u *User, res *UserResult, mu *sync.M
 		if !ok || !sleepUntil(ctx, at) || !rn.take() {
 			return
 		}
+		warm := rn.cfg.Warmup > 0 && time.Since(rn.start) >= rn.cfg.Warmup
 		code, wait, latency, err := do(rn.client, rn.cfg, u)
 		inWindow := time.Now().Before(rn.end)
 		mu.Lock()
@@ -299,6 +312,9 @@ func (rn *runner) send(ctx context.Context, u *User, res *UserResult, mu *sync.M
 			}
 			res.Waits = append(res.Waits, wait)
 			res.Latencies = append(res.Latencies, latency)
+			if warm {
+				res.WarmLatencies = append(res.WarmLatencies, latency)
+			}
 		case code == http.StatusTooManyRequests:
 			res.Rejected++
 		default:

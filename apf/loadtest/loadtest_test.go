@@ -99,3 +99,36 @@ func TestLatenciesAndGoodput(t *testing.T) {
 		t.Errorf("WriteGoodput = %q, want goodput/s and latency p99 columns", b.String())
 	}
 }
+
+// WarmLatencies leave out the requests sent within Warmup: a server that
+// sleeps 300 ms on the requests of its first 100 ms shows its slowness in Latencies only.
+func TestWarmLatenciesLeaveOutTheWarmup(t *testing.T) {
+	const warmup = 100 * time.Millisecond
+	started := time.Now()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if time.Since(started) < warmup {
+			time.Sleep(300 * time.Millisecond)
+		}
+	}))
+	defer ts.Close()
+	started = time.Now()
+	rep, err := Run(t.Context(), Config{URL: ts.URL, Users: []User{{Name: "a", Concurrency: 2, Rate: 100}}, Duration: 600 * time.Millisecond, Warmup: warmup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := rep.User("a")
+	if len(u.WarmLatencies) == 0 || len(u.WarmLatencies) >= len(u.Latencies) || !slices.IsSorted(u.WarmLatencies) {
+		t.Fatalf("%d warm latencies (sorted %v) of %d, want some but not all, sorted", len(u.WarmLatencies), slices.IsSorted(u.WarmLatencies), len(u.Latencies))
+	}
+	if slow := u.Latencies[len(u.Latencies)-1]; slow < 300*time.Millisecond {
+		t.Errorf("slowest latency %v, want the warmup's 300 ms or more", slow)
+	}
+	// A request sent just before the warmup ends may be answered after
+	// it, but none sent after it sleeps.
+	if slow := u.WarmLatencies[len(u.WarmLatencies)-1]; slow >= 300*time.Millisecond {
+		t.Errorf("slowest warm latency %v, want under the warmup's 300 ms", slow)
+	}
+	if _, err := Run(t.Context(), Config{URL: ts.URL, Users: []User{{Name: "a", Concurrency: 1}}, Duration: time.Second, Warmup: time.Second}); err == nil {
+		t.Error("Run(Warmup = Duration) = nil error")
+	}
+}
