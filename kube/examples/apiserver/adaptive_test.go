@@ -399,9 +399,9 @@ func overload(t *testing.T, bin string, n, best int, d time.Duration) {
 			}
 			slices.Sort(lat)
 			slices.Sort(warm)
-			q := loadtest.UserResult{Latencies: lat}
+			q, qw := loadtest.UserResult{Latencies: lat}, loadtest.UserResult{Latencies: warm}
 			qp99 = append(qp99, float64(q.LatencyPercentile(99))/float64(time.Millisecond))
-			qwarm = append(qwarm, float64((&loadtest.UserResult{Latencies: warm}).LatencyPercentile(99))/float64(time.Millisecond))
+			qwarm = append(qwarm, float64(qw.LatencyPercentile(99))/float64(time.Millisecond))
 			qp50 = append(qp50, float64(q.LatencyPercentile(50))/float64(time.Millisecond))
 			qserved = append(qserved, float64(served)/d.Seconds())
 			if u := res.rep.User("noisy"); u != nil {
