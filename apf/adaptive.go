@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/seats"
 )
 
 // Constants of the adaptive total (see the package doc, "Adaptive total").
@@ -115,6 +116,7 @@ func (o *AdaptiveOptions) resolvedMax(serverCL int) int {
 // window's start and the schedule of revisions.
 type adaptive struct {
 	rule      gradientRule
+	total     int // the total the rule decided (guarded by c.mu)
 	min, max  int
 	interval  time.Duration
 	next      atomic.Int64 // UnixNano of the next revision
@@ -161,8 +163,9 @@ func (c *Controller) startAdaptiveLocked(now time.Time) {
 	a.rule.start(now, floor)
 	a.countFrom.Store(a.rule.countFrom.UnixNano())
 	a.next.Store(now.Add(a.interval).UnixNano())
+	a.total = floor
 	if floor != c.total {
-		c.setTotalLocked(now, floor)
+		c.planLocked(now, false, nil)
 	}
 }
 
@@ -234,8 +237,9 @@ func (c *Controller) reviseLocked(now time.Time) {
 		}
 		a.countFrom.Store(a.rule.countFrom.UnixNano())
 	}
-	if total != c.total {
-		c.setTotalLocked(now, total)
+	if total != a.total {
+		a.total = total
+		c.planLocked(now, false, nil)
 	}
 }
 
@@ -249,7 +253,7 @@ func (c *Controller) floorLocked() int {
 		specs[i] = lv.spec
 	}
 	for total := c.adapt.min; total < c.adapt.max; total++ {
-		lims, err := flowschema.ComputeLimits(total, specs)
+		lims, err := seats.ComputeLimits(total, specs)
 		if err != nil {
 			return c.adapt.min
 		}

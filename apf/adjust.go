@@ -39,38 +39,34 @@ func (c *Controller) starved() {
 		return
 	}
 	c.lastStarved = now
-	c.adjustLocked(now)
+	c.planLocked(now, true, nil)
 }
 
 // AdjustBorrowing runs the periodic borrowing adjustment at now: every
 // level's seat demand over the period is summarized and smoothed, and the
-// server's concurrency is re-divided as upstream does every 10 seconds.
-// The controller calls it itself every Options.AdjustPeriod unless that is
-// ManualAdjustment; it may also be called at any other time.
+// total is re-divided as upstream does every 10 seconds (a seat plan; see
+// the package doc, "Where seats are decided"). The controller calls it
+// itself every Options.AdjustPeriod unless that is ManualAdjustment; it
+// may also be called at any other time.
 func (c *Controller) AdjustBorrowing(now time.Time) {
 	if c.closed.Load() {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.adjustLocked(now)
+	c.planLocked(now, true, nil)
 }
 
-// AdjustBorrowingHolding, beyond upstream, is AdjustBorrowing in one step
-// with SetCurrentLimits(now, hold): the demand statistics are folded and
-// the borrowing computed as AdjustBorrowing does, but the levels named in
-// hold get the held current limits (within their Lower and Upper bounds)
-// instead of the borrowing's, so no queued request is dispatched at the
-// borrowing's limit in between. It returns the borrowing's current limits
-// by level name, what AdjustBorrowing would have applied. With hold nil
-// it is exactly AdjustBorrowing (and returns nil). Package apf/fleet's
-// Coordinator calls it with the fleet's last decision, which the next
-// exchange then replaces.
-func (c *Controller) AdjustBorrowingHolding(now time.Time, hold map[string]int) map[string]int {
+// Replan makes a seat plan at now without folding in any demand: the
+// total is re-divided with the demand statistics of the last adjustment,
+// and Options.SeatPolicy is asked again. A SeatPolicy calls it when its
+// decision changes, so that the decision is in force before the next
+// adjustment.
+func (c *Controller) Replan(now time.Time) {
 	if c.closed.Load() {
-		return nil
+		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.adjustHoldingLocked(now, hold)
+	c.planLocked(now, false, nil)
 }

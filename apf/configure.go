@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/seats"
 )
 
 // snapshot is an immutable view of the configuration for the request path.
@@ -72,7 +73,7 @@ func (c *Controller) digestLocked(now time.Time, cls *flowschema.Classifier, obj
 	pls := cls.PriorityLevels()
 	// The only errors ComputeLimits has left after Compile come from the
 	// shares; check them before changing anything.
-	if _, err := flowschema.ComputeLimits(c.total, pls); err != nil {
+	if _, err := seats.ComputeLimits(c.total, pls); err != nil {
 		return fmt.Errorf("apf: %w", err)
 	}
 	next := make(map[string]*level, len(pls))
@@ -120,9 +121,8 @@ func (c *Controller) digestLocked(now time.Time, cls *flowschema.Classifier, obj
 		snap.schemaUIDs[i] = schemaUID(&fss[i])
 	}
 	c.levels = next
-	c.setStaticLocked(created)
 	c.objects = objects
-	c.adjustLocked(now)
+	c.planLocked(now, true, created)
 	c.snap.Store(snap)
 	return nil
 }
@@ -160,6 +160,5 @@ func (c *Controller) maybeReap(lv *level) {
 	delete(c.levels, lv.name)
 	c.retry.Forget(lv.name)
 	c.obs.LevelRemoved(lv.name)
-	c.setStaticLocked(nil)
-	c.adjustLocked(c.clock.Now())
+	c.planLocked(c.clock.Now(), true, nil)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fairslice/fairslice/fairqueue"
 	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/seats"
 )
 
 // ErrClosed is matched (errors.Is) by the *ClosedError that Wait returns
@@ -38,9 +39,10 @@ type Controller struct {
 	total    int // seats divided among the levels (guarded by mu): serverCL, or the adaptive total
 	adapt    *adaptive
 	base     fairqueue.Config
-	borrow   flowschema.BorrowingOptions
+	borrow   seats.BorrowingOptions
 	retry    *RetryAfter
 	flows    *FlowLimiter // Options.FlowLimiter; nil: none
+	policy   SeatPolicy   // Options.SeatPolicy; nil: none
 
 	mu       sync.Mutex // configuration, adjustment and reaping
 	levels   map[string]*level
@@ -88,7 +90,7 @@ func New(objects *flowschema.Config, opts Options) (*Controller, error) {
 	c := &Controller{
 		clock: opts.Clock, obs: opts.Observer, serverCL: opts.ServerConcurrencyLimit, total: opts.ServerConcurrencyLimit,
 		base: opts.QueueSet, borrow: opts.Borrowing, retry: NewRetryAfter(), lenient: opts.Lenient, asStored: opts.AsStored,
-		flows:  opts.FlowLimiter,
+		flows: opts.FlowLimiter, policy: opts.SeatPolicy,
 		levels: map[string]*level{}, closing: make(chan struct{}),
 	}
 	if c.clock == nil {

@@ -10,8 +10,8 @@
 // (package flowschema; nil means upstream's bootstrap configuration) and a
 // server concurrency limit in seats. Each priority level has one fair
 // queue set (package fairqueue) whose concurrency limit comes from the
-// level's share of the server (flowschema.ComputeLimits) and from the
-// periodic borrowing adjustment (flowschema.Borrow), which the controller
+// level's share of the server (seats.ComputeLimits) and from the
+// periodic borrowing adjustment (seats.Borrow), which the controller
 // runs every 10 s on its Clock until Close, as upstream does
 // (Options.AdjustPeriod; ManualAdjustment leaves it to the caller's
 // AdjustBorrowing). The adjustment is what gives seats to a level that has
@@ -40,8 +40,8 @@
 //
 // One function sets every level's limits from a total: setTotalLocked
 // (borrowing.go) takes the total, recomputes each level's nominal,
-// lendable and borrowing seats from the shares (flowschema.ComputeLimits)
-// and re-divides the current limits by borrowing (flowschema.Borrow) with
+// lendable and borrowing seats from the shares (seats.ComputeLimits)
+// and re-divides the current limits by borrowing (seats.Borrow) with
 // the demand statistics of the last periodic adjustment. The periodic
 // adjustment folds a period's demand in and re-divides the same total.
 // The total is Options.ServerConcurrencyLimit unless Options.Adaptive is

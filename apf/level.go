@@ -7,6 +7,7 @@ import (
 
 	"github.com/fairslice/fairslice/fairqueue"
 	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/seats"
 )
 
 // level is the state of one priority level: its fair queue set behind a
@@ -20,8 +21,8 @@ type level struct {
 
 	// Guarded by c.mu.
 	spec   flowschema.PriorityLevelConfiguration
-	static flowschema.LevelLimits
-	demand flowschema.SeatDemand
+	static seats.LevelLimits
+	demand seats.SeatDemand
 	limits Limits
 
 	exempt   bool          // immutable: the exempt level is exempt by name

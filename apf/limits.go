@@ -12,9 +12,12 @@ type Limits struct {
 	// Lower (Nominal − Lendable) and Upper (Nominal + Borrowing) bound
 	// Current.
 	Lower, Upper int
-	// Current is the concurrency limit in effect, set by the periodic
-	// adjustment.
+	// Current is the concurrency limit in effect: Borrowed, or what
+	// Options.SeatPolicy decided for the level.
 	Current int
+	// Borrowed is the current limit the borrowing adjustment decided,
+	// before Options.SeatPolicy; without a policy it is Current.
+	Borrowed int
 	// MaxSeats is the most seats one request may take (0 for levels that
 	// do not queue: the estimator's global limit applies).
 	MaxSeats uint64
@@ -35,4 +38,22 @@ type Limits struct {
 
 	// Demand statistics of the last adjustment period, in seats.
 	DemandAverage, DemandStdDev, DemandHighWatermark, DemandSmoothed float64
+}
+
+// ServerConcurrencyLimit returns Options.ServerConcurrencyLimit.
+func (c *Controller) ServerConcurrencyLimit() int { return c.serverCL }
+
+// Limits returns every priority level's limits and demand statistics as
+// of the last seat plan (quiescing levels included), by name: the
+// periodic adjustment, a configuration change, Replan, and with
+// Options.Adaptive every revision that moves the total (see Total).
+// O(levels).
+func (c *Controller) Limits() map[string]Limits {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]Limits, len(c.levels))
+	for name, lv := range c.levels {
+		out[name] = lv.limits
+	}
+	return out
 }

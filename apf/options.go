@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/fairslice/fairslice/fairqueue"
-	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/seats"
 )
 
 // BorrowingAdjustmentPeriod is how often upstream re-divides the server's
@@ -49,8 +49,8 @@ type Options struct {
 	// AdjustPeriod; StandaloneOptions turns it on.
 	AdjustOnStarvation bool
 	// Borrowing selects deliberate departures from upstream's borrowing
-	// (flowschema.BorrowingOptions); the zero value is upstream's.
-	Borrowing flowschema.BorrowingOptions
+	// (seats.BorrowingOptions); the zero value is upstream's.
+	Borrowing seats.BorrowingOptions
 	// Lenient makes New and Reconfigure take a configuration as upstream's
 	// APF controller alone does: objects that flowschema.Validate refuses
 	// are used as far as they go (a broken level is ignored and its
@@ -87,6 +87,11 @@ type Options struct {
 	// them); nil measures nothing and caps nothing. One FlowLimiter per
 	// Controller.
 	FlowLimiter *FlowLimiter
+	// SeatPolicy, beyond upstream, decides the current limits of the
+	// levels it names in every seat plan, in place of the borrowing's
+	// (package apf/fleet's Coordinator is one); nil leaves every level to
+	// the borrowing, as upstream.
+	SeatPolicy SeatPolicy
 }
 
 // Validate reports every invalid option at once (joined with

@@ -2,7 +2,7 @@ package apf
 
 import (
 	"github.com/fairslice/fairslice/fairqueue"
-	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/seats"
 )
 
 // StandaloneOptions returns the Options for a server that is not a
@@ -11,7 +11,7 @@ import (
 // as a request waits for it. Set its other fields (Clock, Observer) as
 // usual.
 //
-// It turns on AdjustOnStarvation, flowschema.BorrowingOptions'
+// It turns on AdjustOnStarvation, seats.BorrowingOptions'
 // SubtractExemptUsage (limits never add up to more than the server while
 // exempt requests run), and fairqueue.Config's FixZeroLimitAdmission,
 // ClampFinalSeatsWithoutQueues and FixStaleQueueRemoval. The zero Options
@@ -21,7 +21,7 @@ func StandaloneOptions(serverConcurrencyLimit int) Options {
 	return Options{
 		ServerConcurrencyLimit: serverConcurrencyLimit,
 		AdjustOnStarvation:     true,
-		Borrowing:              flowschema.BorrowingOptions{SubtractExemptUsage: true},
+		Borrowing:              seats.BorrowingOptions{SubtractExemptUsage: true},
 		QueueSet: fairqueue.Config{
 			FixZeroLimitAdmission:        true,
 			ClampFinalSeatsWithoutQueues: true,

@@ -166,8 +166,14 @@ func (o *traceRecorder) Rejected(ev RequestEvent, reason fairqueue.Reason) {
 	o.settled(ev.Request)
 }
 
+// LevelLimits records the limits as the golden traces were written, before
+// Limits had Borrowed: with no SeatPolicy it is Current, and a trace
+// where it is not says so (and so differs from the golden file).
 func (o *traceRecorder) LevelLimits(pl string, l Limits) {
-	o.add(pl, fmt.Sprintf("limits %+v", l))
+	if l.Borrowed != l.Current {
+		o.add(pl, fmt.Sprintf("borrowed %d differs from current %d", l.Borrowed, l.Current))
+	}
+	o.add(pl, strings.Replace(fmt.Sprintf("limits %+v", l), fmt.Sprintf(" Borrowed:%d", l.Borrowed), "", 1))
 }
 
 // runTrace drives tc through a controller built with opts (its

@@ -465,3 +465,10 @@ func validateQueuing(e *errs, q *QueuingConfiguration, p path) {
 			q.Queues, q.HandSize, shufflesharding.MaxHashBits))
 	}
 }
+
+func deref(p *int32, def int32) int32 {
+	if p == nil {
+		return def
+	}
+	return *p
+}

@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/fairslice/fairslice/seats"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-
-	"github.com/fairslice/fairslice/flowschema"
 )
 
 const gd = "global-default"
@@ -64,17 +63,17 @@ func TestFlowCapsLeavesLightFlows(t *testing.T) {
 }
 
 func TestLevelLimits(t *testing.T) {
-	lim := func(name string, nominal, lendable int) flowschema.LevelLimits {
-		return flowschema.LevelLimits{Name: name, NominalCL: nominal, LendableCL: lendable, BorrowingCL: 100,
+	lim := func(name string, nominal, lendable int) seats.LevelLimits {
+		return seats.LevelLimits{Name: name, NominalCL: nominal, LendableCL: lendable, BorrowingCL: 100,
 			MinCL: nominal - lendable, MaxCL: nominal + 100, InitialCL: nominal - lendable/2}
 	}
 	summary := func(name string, busyA, busyB float64) Summary {
 		return Summary{Replica: name, ServerConcurrencyLimit: 100, Levels: []LevelDemand{
-			{Name: "a", Limits: lim("a", 50, 25), Demand: flowschema.SeatDemand{Average: busyA, Smoothed: busyA}, CurrentCL: 50},
-			{Name: "b", Limits: lim("b", 50, 25), Demand: flowschema.SeatDemand{Average: busyB, Smoothed: busyB}, CurrentCL: 50},
+			{Name: "a", Limits: lim("a", 50, 25), Demand: seats.SeatDemand{Average: busyA, Smoothed: busyA}, CurrentCL: 50},
+			{Name: "b", Limits: lim("b", 50, 25), Demand: seats.SeatDemand{Average: busyB, Smoothed: busyB}, CurrentCL: 50},
 		}}
 	}
-	if got := LevelLimits(summary("r0", 10, 10), nil, flowschema.BorrowingOptions{}); got != nil {
+	if got := LevelLimits(summary("r0", 10, 10), nil, seats.BorrowingOptions{}); got != nil {
 		t.Errorf("LevelLimits alone = %v, want nil", got)
 	}
 	// r0's demand is all at level a, r1's all at b: each replica gives
@@ -84,7 +83,7 @@ func TestLevelLimits(t *testing.T) {
 		own, peer Summary
 		busy      string
 	}{{r0, r1, "a"}, {r1, r0, "b"}} {
-		got := LevelLimits(c.own, []Summary{c.peer}, flowschema.BorrowingOptions{})
+		got := LevelLimits(c.own, []Summary{c.peer}, seats.BorrowingOptions{})
 		total := 0
 		for name, cl := range got {
 			total += cl
@@ -107,12 +106,12 @@ func TestLevelLimits(t *testing.T) {
 func TestLevelLimitsUseNominalSeats(t *testing.T) {
 	replica := func(name string) Summary {
 		return Summary{Replica: name, ServerConcurrencyLimit: 12, Levels: []LevelDemand{
-			{Name: "busy", CurrentCL: 12, Limits: flowschema.LevelLimits{Name: "busy", NominalCL: 9, LendableCL: 4, BorrowingCL: 9, MinCL: 5, MaxCL: 18, InitialCL: 9},
-				Demand: flowschema.SeatDemand{Average: 40, Smoothed: 40, HighWatermark: 40}},
-			{Name: "idle", CurrentCL: 2, Limits: flowschema.LevelLimits{Name: "idle", NominalCL: 5, LendableCL: 3, MinCL: 2, MaxCL: 5, InitialCL: 5}},
+			{Name: "busy", CurrentCL: 12, Limits: seats.LevelLimits{Name: "busy", NominalCL: 9, LendableCL: 4, BorrowingCL: 9, MinCL: 5, MaxCL: 18, InitialCL: 9},
+				Demand: seats.SeatDemand{Average: 40, Smoothed: 40, HighWatermark: 40}},
+			{Name: "idle", CurrentCL: 2, Limits: seats.LevelLimits{Name: "idle", NominalCL: 5, LendableCL: 3, MinCL: 2, MaxCL: 5, InitialCL: 5}},
 		}}
 	}
-	got := LevelLimits(replica("r0"), []Summary{replica("r1"), replica("r2")}, flowschema.BorrowingOptions{})
+	got := LevelLimits(replica("r0"), []Summary{replica("r1"), replica("r2")}, seats.BorrowingOptions{})
 	if d := cmp.Diff(map[string]int{"busy": 12, "idle": 2}, got); d != "" {
 		t.Errorf("LevelLimits (-want +got):\n%s", d)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -13,36 +12,29 @@ import (
 	"github.com/fairslice/fairslice/apf"
 	"github.com/fairslice/fairslice/fairqueue"
 	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/seats"
 )
 
-// CoordinatorConfig configures a Coordinator.
+// CoordinatorConfig configures a Coordinator (see Join).
 type CoordinatorConfig struct {
 	// Replica is this replica's name, unique in the fleet. Required.
 	Replica string
 	// Store is where the fleet's summaries go. Required.
 	Store Store
-	// Controller is this replica's controller, created with
-	// Options.AdjustPeriod = apf.ManualAdjustment (the Coordinator runs
-	// its borrowing adjustment, then sets the fleet's level limits) and
-	// Options.FlowLimiter = Limiter. Required.
-	Controller *apf.Controller
-	// Limiter is the Controller's FlowLimiter: its usage makes the
-	// summary's flows, and the fleet's caps go into it. Required.
-	Limiter *apf.FlowLimiter
 	// Period is how often Start runs a round; 0 means DefaultPeriod.
 	Period time.Duration
 	// Timeout bounds one round's calls to the Store; 0 means Period/2.
 	Timeout time.Duration
 	// StaleAfter is ExchangeConfig.StaleAfter.
 	StaleAfter int
-	// Borrowing are the Controller's Options.Borrowing, for LevelLimits.
-	Borrowing flowschema.BorrowingOptions
-	// Clock times Start's rounds; default fairqueue.RealClock.
+	// Clock times Start's rounds; nil means the controller's
+	// apf.Options.Clock (fairqueue.RealClock if that is nil too).
 	Clock fairqueue.Clock
 	// GoAway, if set, is targeted every round at the flow asking for the
 	// most seats here while the replica is Overloaded and moving that
-	// flow helps (MoveHelps), and at nothing otherwise; give the same one
-	// to the Controller's Handler (HandlerOptions.GoAway).
+	// flow helps (MoveHelps), and at nothing otherwise; the Controller's
+	// Handler closes the connections (give it Coordinator.GoAway as
+	// HandlerOptions.GoAway).
 	GoAway *apf.TargetedGoAway
 	// GoAwayCooldown is how many rounds, starting with the first round
 	// after GoAway closed a connection, it targets no other flow, so that
@@ -63,17 +55,19 @@ type CoordinatorConfig struct {
 // it was, and the next one.
 const DefaultGoAwayCooldown = 2
 
-// Coordinator runs one replica's part of the fleet on an apf.Controller:
-// every round it runs the controller's borrowing adjustment (exactly
-// today's, alone, while no fleet decision is held; else holding the
-// fleet's level limits of the round before, AdjustBorrowingHolding),
-// builds the replica's Summary from the controller's level statistics
-// and its FlowLimiter's usage, runs the Exchange, and applies both
-// decisions: LevelLimits as the controller's current limits and FlowCaps
-// as the FlowLimiter's caps. With no peers (a fleet of one, or a store
-// unreachable for StaleAfter rounds) neither decision is taken, the caps
-// are removed and the levels get the adjustment's own limits back: every
-// decision is the controller's alone.
+// Coordinator runs one replica's part of the fleet on an apf.Controller
+// (Join builds both): it is the controller's apf.SeatPolicy, so the
+// fleet's level limits are asked for inside every seat plan the
+// controller makes, and every round it runs the controller's borrowing
+// adjustment (the fleet's decision of the round before stays in force
+// through it), builds the replica's Summary from the controller's level
+// statistics (each level's Limits.Borrowed, the replica's own borrowing
+// result) and its FlowLimiter's usage, runs the Exchange, and takes both
+// decisions: LevelLimits becomes its policy's answer (put in force at once
+// by Controller.Replan) and FlowCaps the FlowLimiter's caps. With no peers
+// (a fleet of one, or a store unreachable for StaleAfter rounds) neither
+// decision is taken, the caps are removed and the policy decides nothing:
+// every decision is the controller's alone.
 //
 // In the round after GoAway closed a connection, the closed flow is left
 // out of this replica's own summary when its caps are computed (the
@@ -88,39 +82,42 @@ const DefaultGoAwayCooldown = 2
 // the exchange, never the adjustment or a request. Round is not safe for
 // concurrent use; Start and Close are.
 type Coordinator struct {
-	cfg  CoordinatorConfig
-	ex   *Exchange
-	last time.Time // of the previous round; zero before the first
-	// held is the fleet's level limits set at the previous round, kept
-	// through the next adjustment; nil when the controller's own apply.
-	held map[string]int
+	cfg       CoordinatorConfig
+	ctl       *apf.Controller
+	limiter   *apf.FlowLimiter // ctl's
+	borrowing seats.BorrowingOptions
+	ex        *Exchange
+	last      time.Time // of the previous round; zero before the first
 
-	closedSeen int    // GoAway.Closed() at the previous round
-	targeted   string // level and name of the flow GoAway targets, "" none
-	// moved is the flow (level and name) whose connection GoAway closed
-	// since the previous round, "" none: left out of this round's caps.
-	moved string
+	closedSeen int         // GoAway.Closed() at the previous round
+	targeted   apf.FlowKey // the flow GoAway targets; zero: none
+	// moved is the flow whose connection GoAway closed since the previous
+	// round (zero: none): left out of this round's caps.
+	moved apf.FlowKey
 	quiet int // rounds left in which GoAway targets nothing
 
 	mu      sync.Mutex
+	decided map[string]int // the fleet's level limits; nil: none (guarded by mu)
 	peers   int
 	stop    chan struct{}
 	done    chan struct{}
 	started bool
 }
 
-// NewCoordinator returns a Coordinator, or an error naming every bad field.
-func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
+// Join returns a Controller for objects with opts (see apf.New) and the
+// Coordinator that joins it to the fleet of cfg.Store, with the facts
+// both need stated once: the Coordinator runs the controller's borrowing
+// adjustment (opts.AdjustPeriod must be 0 or apf.ManualAdjustment, and
+// becomes the latter), is its apf.SeatPolicy (opts.SeatPolicy must be
+// nil), caps flows through its apf.FlowLimiter (opts.FlowLimiter, or a
+// new one when nil) and takes its borrowing options and clock from opts.
+// It reports every bad field of both at once; on error nothing is left
+// running. Close the Controller after the Coordinator.
+func Join(objects *flowschema.Config, opts apf.Options, cfg CoordinatorConfig) (*apf.Controller, *Coordinator, error) {
 	var errs []error
 	ex, err := NewExchange(ExchangeConfig{Replica: cfg.Replica, Store: cfg.Store, StaleAfter: cfg.StaleAfter})
 	if err != nil {
 		errs = append(errs, err)
-	}
-	if cfg.Controller == nil {
-		errs = append(errs, errors.New("fleet: CoordinatorConfig.Controller is nil"))
-	}
-	if cfg.Limiter == nil {
-		errs = append(errs, errors.New("fleet: CoordinatorConfig.Limiter is nil"))
 	}
 	if cfg.Period < 0 {
 		errs = append(errs, fmt.Errorf("fleet: CoordinatorConfig.Period=%v must not be negative", cfg.Period))
@@ -131,8 +128,17 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 	if cfg.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("fleet: CoordinatorConfig.Timeout=%v must not be negative", cfg.Timeout))
 	}
+	if opts.AdjustPeriod != 0 && opts.AdjustPeriod != apf.ManualAdjustment {
+		errs = append(errs, fmt.Errorf("fleet: apf.Options.AdjustPeriod=%v: the Coordinator runs the adjustment every CoordinatorConfig.Period; leave it 0", opts.AdjustPeriod))
+	}
+	if opts.SeatPolicy != nil {
+		errs = append(errs, fmt.Errorf("fleet: apf.Options.SeatPolicy=%T: the Coordinator is the controller's seat policy; leave it nil", opts.SeatPolicy))
+	}
+	if err := opts.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if cfg.Period == 0 {
 		cfg.Period = DefaultPeriod
@@ -144,27 +150,63 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 		cfg.GoAwayCooldown = DefaultGoAwayCooldown
 	}
 	if cfg.Clock == nil {
+		cfg.Clock = opts.Clock
+	}
+	if cfg.Clock == nil {
 		cfg.Clock = fairqueue.RealClock{}
 	}
-	return &Coordinator{cfg: cfg, ex: ex, stop: make(chan struct{}), done: make(chan struct{})}, nil
+	if opts.FlowLimiter == nil {
+		opts.FlowLimiter = apf.NewFlowLimiter()
+	}
+	co := &Coordinator{cfg: cfg, ex: ex, limiter: opts.FlowLimiter, borrowing: opts.Borrowing, stop: make(chan struct{}), done: make(chan struct{})}
+	opts.AdjustPeriod, opts.SeatPolicy = apf.ManualAdjustment, co
+	ctl, err := apf.New(objects, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	co.ctl = ctl
+	return ctl, co, nil
 }
+
+// CurrentLimits is the Coordinator as the controller's apf.SeatPolicy:
+// the fleet's level limits of the last round, or nil (the controller's
+// own borrowing) while it has none.
+func (c *Coordinator) CurrentLimits(time.Time) map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.decided
+}
+
+// decide makes levels the fleet's level limits (nil: none) and, if that
+// changes anything, has the controller put them in force now.
+func (c *Coordinator) decide(now time.Time, levels map[string]int) {
+	c.mu.Lock()
+	changed := levels != nil || c.decided != nil
+	c.decided = levels
+	c.mu.Unlock()
+	if changed {
+		c.ctl.Replan(now)
+	}
+}
+
+// GoAway returns CoordinatorConfig.GoAway, for HandlerOptions.GoAway.
+func (c *Coordinator) GoAway() *apf.TargetedGoAway { return c.cfg.GoAway }
 
 // Round runs one round at now: the adjustment, the exchange (its store
 // calls bounded by ctx and Timeout) and the decisions. A store error is
 // returned after the decisions are taken on the peers still known.
 func (c *Coordinator) Round(ctx context.Context, now time.Time) error {
-	ctl := c.cfg.Controller
-	// The fleet's last decision stays in place through the adjustment and
-	// the exchange, so nothing is dispatched at this replica's own
-	// borrowing result in between; without one (a fleet of one so far)
-	// this is the plain adjustment.
-	local := ctl.AdjustBorrowingHolding(now, c.held)
+	// The fleet's last decision (the policy's answer) stays in force
+	// through the adjustment and the exchange, so nothing is dispatched at
+	// this replica's own borrowing result in between; without one (a
+	// fleet of one so far) this is the plain adjustment.
+	c.ctl.AdjustBorrowing(now)
 	period := c.cfg.Period
 	if !c.last.IsZero() && now.After(c.last) {
 		period = now.Sub(c.last)
 	}
 	c.last = now
-	own, names := c.summary(now, period.Seconds(), local)
+	own, names := c.summary(now, period.Seconds())
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	peers, err := c.ex.Round(ctx, own)
 	cancel()
@@ -174,56 +216,39 @@ func (c *Coordinator) Round(ctx context.Context, now time.Time) error {
 	own.Replica = c.cfg.Replica
 	c.targetGoAway(own, peers, names)
 	if len(peers) == 0 || c.cfg.TargetOnly {
-		c.cfg.Limiter.SetCaps(nil)
-		c.release(now, local)
+		c.limiter.SetCaps(nil)
+		c.decide(now, nil)
 		return err
 	}
-	if levels := LevelLimits(own, peers, c.cfg.Borrowing); levels != nil {
-		set := maps.Clone(levels)
-		for name := range c.held {
-			if _, ok := set[name]; !ok {
-				set[name] = local[name] // held before, not decided now: its own again
-			}
-		}
-		ctl.SetCurrentLimits(now, set)
-		c.held = levels
-	} else {
-		c.release(now, local)
-	}
+	c.decide(now, LevelLimits(own, peers, c.borrowing))
 	caps := map[apf.FlowKey]float64{}
 	capOwn := own
-	if c.moved != "" {
-		capOwn.Flows = slices.DeleteFunc(slices.Clone(own.Flows), func(f FlowDemand) bool { return f.Level+"\x00"+f.Flow == c.moved })
+	if c.moved != (apf.FlowKey{}) {
+		capOwn.Flows = slices.DeleteFunc(slices.Clone(own.Flows), func(f FlowDemand) bool { return names[flowRef{f.Level, f.Flow}] == c.moved })
 	}
 	for _, l := range own.Levels {
 		for name, cp := range FlowCaps(l.Name, capOwn, peers) {
-			if k, ok := names[l.Name+"\x00"+name]; ok {
+			if k, ok := names[flowRef{l.Name, name}]; ok {
 				caps[k] = cp
 			}
 		}
 	}
-	c.cfg.Limiter.SetCaps(caps)
+	c.limiter.SetCaps(caps)
 	return err
 }
 
-// release gives the controller back its own borrowing result, local,
-// when a fleet decision was held through the round and none follows it.
-func (c *Coordinator) release(now time.Time, local map[string]int) {
-	if c.held != nil {
-		c.cfg.Controller.SetCurrentLimits(now, local)
-		c.held = nil
-	}
-}
+// flowRef is how a Summary names a flow: its level and FlowName.
+type flowRef struct{ level, name string }
 
 // targetGoAway aims GoAway at this replica's heaviest flow while it is
 // Overloaded and the move helps; within GoAwayCooldown rounds of a close
 // it leaves the target as it is.
-func (c *Coordinator) targetGoAway(own Summary, peers []Summary, names map[string]apf.FlowKey) {
+func (c *Coordinator) targetGoAway(own Summary, peers []Summary, names map[flowRef]apf.FlowKey) {
 	g := c.cfg.GoAway
 	if g == nil {
 		return
 	}
-	c.moved = ""
+	c.moved = apf.FlowKey{}
 	if closed := g.Closed(); closed != c.closedSeen {
 		c.closedSeen, c.quiet = closed, c.cfg.GoAwayCooldown
 		c.moved = c.targeted
@@ -233,10 +258,10 @@ func (c *Coordinator) targetGoAway(own Summary, peers []Summary, names map[strin
 		// Leave the closed flow targeted: only its requests that arrive
 		// after the close (its client came back here) close again.
 	case ok && Overloaded(own, peers) && MoveHelps(own, f, peers):
-		c.targeted = f.Level + "\x00" + f.Flow
-		g.Target(names[c.targeted], true)
+		c.targeted = names[flowRef{f.Level, f.Flow}]
+		g.Target(c.targeted, true)
 	default:
-		c.targeted = ""
+		c.targeted = apf.FlowKey{}
 		g.Target(apf.FlowKey{}, false)
 	}
 	c.quiet = max(0, c.quiet-1)
@@ -273,31 +298,26 @@ func FlowName(k apf.FlowKey) string { return k.FlowSchema + "/" + k.Distinguishe
 
 // summary builds this replica's summary of a period of seconds, and the
 // flows it names, by level and name.
-func (c *Coordinator) summary(now time.Time, seconds float64, local map[string]int) (Summary, map[string]apf.FlowKey) {
-	ctl := c.cfg.Controller
-	s := Summary{ServerConcurrencyLimit: ctl.ServerConcurrencyLimit()}
-	for name, l := range ctl.Limits() {
-		cl := l.Current
-		if v, ok := local[name]; ok {
-			cl = v // the replica's own borrowing result, not the fleet's held limit
-		}
+func (c *Coordinator) summary(now time.Time, seconds float64) (Summary, map[flowRef]apf.FlowKey) {
+	s := Summary{ServerConcurrencyLimit: c.ctl.ServerConcurrencyLimit()}
+	for name, l := range c.ctl.Limits() {
 		s.Levels = append(s.Levels, LevelDemand{
-			Name: name, CurrentCL: cl,
-			Limits: flowschema.LevelLimits{Name: name, NominalCL: l.Nominal, LendableCL: l.Lendable, BorrowingCL: l.Borrowing,
+			Name: name, CurrentCL: l.Borrowed, // the replica's own borrowing result, not the fleet's
+			Limits: seats.LevelLimits{Name: name, NominalCL: l.Nominal, LendableCL: l.Lendable, BorrowingCL: l.Borrowing,
 				MinCL: l.Lower, MaxCL: l.Upper, MaxSeats: int(l.MaxSeats)},
-			Demand: flowschema.SeatDemand{Average: l.DemandAverage, StdDev: l.DemandStdDev,
+			Demand: seats.SeatDemand{Average: l.DemandAverage, StdDev: l.DemandStdDev,
 				HighWatermark: int(l.DemandHighWatermark), Smoothed: l.DemandSmoothed},
 		})
 	}
 	slices.SortFunc(s.Levels, func(a, b LevelDemand) int { return strings.Compare(a.Name, b.Name) })
-	usage := c.cfg.Limiter.TakeUsage(now) // heaviest first
+	usage := c.limiter.TakeUsage(now) // heaviest first
 	if len(usage) > MaxTopFlows {
 		usage = usage[:MaxTopFlows]
 	}
-	names := make(map[string]apf.FlowKey, len(usage))
+	names := make(map[flowRef]apf.FlowKey, len(usage))
 	for _, u := range usage {
 		name := FlowName(u.Flow)
-		names[u.Flow.PriorityLevel+"\x00"+name] = u.Flow
+		names[flowRef{u.Flow.PriorityLevel, name}] = u.Flow
 		s.Flows = append(s.Flows, FlowDemand{Level: u.Flow.PriorityLevel, Flow: name,
 			Seats: u.SeatSeconds / seconds, Demand: (max(u.SeatSeconds, u.InUseSeatSeconds) + u.RefusedSeatSeconds) / seconds})
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/fairslice/fairslice/apf/fleet"
 	"github.com/fairslice/fairslice/fairqueue"
 	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/seats"
 )
 
 var start = time.Unix(1_800_000_000, 0).UTC()
@@ -50,6 +51,19 @@ func newController(t *testing.T, cfg *flowschema.Config, clk fairqueue.Clock, fl
 	}
 	t.Cleanup(c.Close)
 	return c
+}
+
+// join returns a controller of ServerConcurrencyLimit server for cfg,
+// joined to a fleet with ccfg (fleet.Join), both closed at the test's end.
+func join(t *testing.T, cfg *flowschema.Config, server int, clk fairqueue.Clock, ccfg fleet.CoordinatorConfig) (*apf.Controller, *fleet.Coordinator) {
+	t.Helper()
+	c, co, err := fleet.Join(cfg, apf.Options{ServerConcurrencyLimit: server, Clock: clk}, ccfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	t.Cleanup(co.Close)
+	return c, co
 }
 
 func userRequest(user string) *apf.Request {
@@ -122,12 +136,7 @@ func TestCoordinatorAloneDecidesAsToday(t *testing.T) {
 		store := fleet.NewMemoryStore()
 		store.SetUnavailable(down)
 		clk.now = start
-		fl := apf.NewFlowLimiter()
-		c := newController(t, rejectingConfig(), clk, fl)
-		co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: "r0", Store: store, Controller: c, Limiter: fl})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, co := join(t, rejectingConfig(), 60, clk, fleet.CoordinatorConfig{Replica: "r0", Store: store})
 		got := replay(t, c, clk, func(now time.Time) {
 			err := co.Round(context.Background(), now)
 			if (err != nil) != down {
@@ -149,15 +158,7 @@ func TestCoordinatorCapsSharedFlow(t *testing.T) {
 	for _, withPeer := range []bool{true, false} {
 		clk := &stepClock{now: start}
 		store := fleet.NewMemoryStore()
-		fl := apf.NewFlowLimiter()
-		c, err := apf.New(nil, apf.Options{ServerConcurrencyLimit: 600, Clock: clk, AdjustPeriod: apf.ManualAdjustment, FlowLimiter: fl})
-		if err != nil {
-			t.Fatal(err)
-		}
-		co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: "r0", Store: store, Controller: c, Limiter: fl, Period: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, co := join(t, nil, 600, clk, fleet.CoordinatorConfig{Replica: "r0", Store: store, Period: time.Second})
 		if withPeer {
 			peer := fleet.Summary{Replica: "r1", Period: 1, ServerConcurrencyLimit: 600,
 				Levels: []fleet.LevelDemand{{Name: "global-default", CurrentCL: 49}},
@@ -219,16 +220,11 @@ func TestCoordinatorStartClose(t *testing.T) {
 	store := fleet.NewMemoryStore()
 	var cos []*fleet.Coordinator
 	for r := range 2 {
-		fl := apf.NewFlowLimiter()
-		c, err := apf.New(nil, apf.Options{ServerConcurrencyLimit: 600, AdjustPeriod: apf.ManualAdjustment, FlowLimiter: fl})
+		c, co, err := fleet.Join(nil, apf.Options{ServerConcurrencyLimit: 600}, fleet.CoordinatorConfig{Replica: fmt.Sprint("r", r), Store: store, Period: 5 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: fmt.Sprint("r", r), Store: store, Controller: c, Limiter: fl, Period: 5 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
 		co.Start()
 		co.Start()
 		cos = append(cos, co)
@@ -246,12 +242,54 @@ func TestCoordinatorStartClose(t *testing.T) {
 	}
 }
 
-func TestNewCoordinatorErrors(t *testing.T) {
-	_, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Period: -1, Timeout: -2, GoAwayCooldown: -3})
-	for _, want := range []string{"Replica is empty", "Store is nil", "Controller is nil", "Limiter is nil", "Period=-1ns", "Timeout=-2ns", "GoAwayCooldown=-3"} {
+// TestJoinReportsEveryBadField: Join refuses, all at once, what the
+// fleet's config and the controller's options get wrong, including the
+// facts the Coordinator owns (the adjustment's period, the seat policy).
+func TestJoinReportsEveryBadField(t *testing.T) {
+	opts := apf.Options{AdjustPeriod: time.Second, SeatPolicy: staticPolicy{}}
+	c, co, err := fleet.Join(nil, opts, fleet.CoordinatorConfig{Period: -1, Timeout: -2, GoAwayCooldown: -3})
+	if c != nil || co != nil {
+		t.Errorf("Join(bad) returned a controller or coordinator")
+	}
+	for _, want := range []string{"Replica is empty", "Store is nil", "Period=-1ns", "Timeout=-2ns", "GoAwayCooldown=-3",
+		"AdjustPeriod=1s", "SeatPolicy=fleet_test.staticPolicy", "ServerConcurrencyLimit=0"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("NewCoordinator(bad) = %v, want it to name %q", err, want)
+			t.Errorf("Join(bad) = %v, want it to name %q", err, want)
 		}
+	}
+}
+
+type staticPolicy struct{}
+
+func (staticPolicy) CurrentLimits(time.Time) map[string]int { return nil }
+
+// TestJoinSharesTheControllersFacts: the Coordinator runs the
+// controller's adjustment (the controller arms no timer of its own: the
+// stepClock panics if it does), an explicit FlowLimiter is the one the
+// controller counts flows in, and alone the Coordinator as seat policy
+// decides nothing.
+func TestJoinSharesTheControllersFacts(t *testing.T) {
+	clk := &stepClock{now: start}
+	fl := apf.NewFlowLimiter()
+	c, co, err := fleet.Join(nil, apf.Options{ServerConcurrencyLimit: 60, Clock: clk, FlowLimiter: fl}, fleet.CoordinatorConfig{Replica: "r0", Store: fleet.NewMemoryStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tk, err := c.Wait(context.Background(), userRequest("alice"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.now = clk.now.Add(time.Second)
+	tk.Finish()
+	if u := fl.TakeUsage(clk.now); len(u) != 1 || u[0].SeatSeconds != 1 {
+		t.Errorf("the given FlowLimiter's usage = %+v, want alice's one seat-second", u)
+	}
+	if err := co.Round(context.Background(), clk.now); err != nil {
+		t.Fatal(err)
+	}
+	if got := co.CurrentLimits(clk.now); got != nil {
+		t.Errorf("alone, the policy decides %v, want nil", got)
 	}
 }
 
@@ -268,14 +306,8 @@ type goAwayFleet struct {
 func newGoAwayFleet(t *testing.T) *goAwayFleet {
 	t.Helper()
 	f := &goAwayFleet{clk: &stepClock{now: start}, store: fleet.NewMemoryStore()}
-	fl := apf.NewFlowLimiter()
-	f.c = newController(t, nil, f.clk, fl)
 	f.g, _ = apf.NewTargetedGoAway(time.Nanosecond)
-	co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: "r0", Store: f.store, Controller: f.c, Limiter: fl, Period: time.Second, GoAway: f.g})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.co = co
+	f.c, f.co = join(t, nil, 60, f.clk, fleet.CoordinatorConfig{Replica: "r0", Store: f.store, Period: time.Second, GoAway: f.g})
 	return f
 }
 
@@ -285,7 +317,7 @@ func newGoAwayFleet(t *testing.T) *goAwayFleet {
 func (f *goAwayFleet) round(t *testing.T, period int, peerDemand float64, users ...string) {
 	t.Helper()
 	if err := f.store.Publish(context.Background(), fleet.Summary{Replica: "r1", Period: uint64(period), ServerConcurrencyLimit: 60,
-		Levels: []fleet.LevelDemand{{Name: "global-default", CurrentCL: 60, Demand: flowschema.SeatDemand{Average: peerDemand}}}}); err != nil {
+		Levels: []fleet.LevelDemand{{Name: "global-default", CurrentCL: 60, Demand: seats.SeatDemand{Average: peerDemand}}}}); err != nil {
 		t.Fatal(err)
 	}
 	type answer struct {
@@ -399,8 +431,8 @@ func TestCoordinatorAppliesFleetLevelLimits(t *testing.T) {
 // seats) at global-default, whose limits are gd.
 func busyPeer(gd apf.Limits) fleet.Summary {
 	return fleet.Summary{Replica: "r1", Period: 1, ServerConcurrencyLimit: 60, Levels: []fleet.LevelDemand{{Name: "global-default", CurrentCL: gd.Current,
-		Limits: flowschema.LevelLimits{Name: "global-default", NominalCL: gd.Nominal, LendableCL: gd.Lendable, BorrowingCL: gd.Borrowing, MinCL: gd.Lower, MaxCL: gd.Upper},
-		Demand: flowschema.SeatDemand{Average: 50, Smoothed: 50, HighWatermark: 50}}}}
+		Limits: seats.LevelLimits{Name: "global-default", NominalCL: gd.Nominal, LendableCL: gd.Lendable, BorrowingCL: gd.Borrowing, MinCL: gd.Lower, MaxCL: gd.Upper},
+		Demand: seats.SeatDemand{Average: 50, Smoothed: 50, HighWatermark: 50}}}}
 }
 
 // fleetLevelLimit runs one round of r0 beside a busy peer and returns
@@ -410,13 +442,8 @@ func fleetLevelLimit(t *testing.T, targetOnly bool) (alone, fleetwide, lower int
 	t.Helper()
 	clk := &stepClock{now: start}
 	plain := newController(t, nil, clk, nil)
-	fl := apf.NewFlowLimiter()
-	c := newController(t, nil, clk, fl)
 	store := fleet.NewMemoryStore()
-	co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: "r0", Store: store, Controller: c, Limiter: fl, Period: time.Second, TargetOnly: targetOnly})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, co := join(t, nil, 60, clk, fleet.CoordinatorConfig{Replica: "r0", Store: store, Period: time.Second, TargetOnly: targetOnly})
 	gd := c.Limits()["global-default"]
 	peer := busyPeer(gd)
 	if err := store.Publish(context.Background(), peer); err != nil {
@@ -484,14 +511,10 @@ func (w watchStore) Publish(ctx context.Context, s fleet.Summary) error {
 func TestCoordinatorHoldsFleetLimitsThroughTheRound(t *testing.T) {
 	clk := &stepClock{now: start}
 	plain := newController(t, nil, clk, nil)
-	fl := apf.NewFlowLimiter()
-	c := newController(t, nil, clk, fl)
 	var seen []int
+	var c *apf.Controller
 	store := watchStore{MemoryStore: fleet.NewMemoryStore(), during: func() { seen = append(seen, c.Limits()["global-default"].Current) }}
-	co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: "r0", Store: store, Controller: c, Limiter: fl, Period: time.Second, StaleAfter: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, co := join(t, nil, 60, clk, fleet.CoordinatorConfig{Replica: "r0", Store: store, Period: time.Second, StaleAfter: 1})
 	gd := c.Limits()["global-default"]
 	peer := busyPeer(gd)
 	var published []int

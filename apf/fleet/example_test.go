@@ -9,22 +9,18 @@ import (
 	"github.com/fairslice/fairslice/apf/fleet"
 )
 
-// A replica coordinating through a store: its controller adjusts only
-// when the Coordinator's round runs, and its FlowLimiter takes the caps.
+// A replica joining a fleet through a store: its controller adjusts only
+// when the Coordinator's round runs, asks the Coordinator for the fleet's
+// level limits in every seat plan, and its FlowLimiter takes the caps.
 // Alone in its fleet, it decides as an uncoordinated controller does.
-func ExampleCoordinator() {
-	fl := apf.NewFlowLimiter()
-	c, err := apf.New(nil, apf.Options{ServerConcurrencyLimit: 600, AdjustPeriod: apf.ManualAdjustment, FlowLimiter: fl})
-	if err != nil {
-		panic(err)
-	}
-	defer c.Close()
-	co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{
-		Replica: "replica-0", Store: fleet.NewMemoryStore(), Controller: c, Limiter: fl, Period: time.Second,
+func ExampleJoin() {
+	c, co, err := fleet.Join(nil, apf.Options{ServerConcurrencyLimit: 600}, fleet.CoordinatorConfig{
+		Replica: "replica-0", Store: fleet.NewMemoryStore(), Period: time.Second,
 	})
 	if err != nil {
 		panic(err)
 	}
+	defer c.Close()
 	// A server calls co.Start() and defer co.Close(); here one round.
 	if err := co.Round(context.Background(), time.Now()); err != nil {
 		panic(err)

@@ -3,14 +3,13 @@ package fleet
 import (
 	"testing"
 
+	"github.com/fairslice/fairslice/seats"
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/fairslice/fairslice/flowschema"
 )
 
 func TestOverloaded(t *testing.T) {
-	at := func(name string, seats int, demand float64) Summary {
-		return Summary{Replica: name, Levels: []LevelDemand{{Name: gd, CurrentCL: seats, Demand: flowschema.SeatDemand{Average: demand}}}}
+	at := func(name string, cl int, demand float64) Summary {
+		return Summary{Replica: name, Levels: []LevelDemand{{Name: gd, CurrentCL: cl, Demand: seats.SeatDemand{Average: demand}}}}
 	}
 	for _, c := range []struct {
 		name  string
@@ -33,9 +32,9 @@ func TestOverloaded(t *testing.T) {
 // TestMoveHelps: a move is worth it only if the flows left fill the level
 // and a peer has the moved flow's seats idle.
 func TestMoveHelps(t *testing.T) {
-	at := func(name string, seats int, demand float64, flows ...FlowDemand) Summary {
+	at := func(name string, cl int, demand float64, flows ...FlowDemand) Summary {
 		return Summary{Replica: name, Flows: flows,
-			Levels: []LevelDemand{{Name: gd, CurrentCL: seats, Demand: flowschema.SeatDemand{Average: demand}}}}
+			Levels: []LevelDemand{{Name: gd, CurrentCL: cl, Demand: seats.SeatDemand{Average: demand}}}}
 	}
 	heavy := FlowDemand{Level: gd, Flow: "heavy", Seats: 15, Demand: 300}
 	other := FlowDemand{Level: gd, Flow: "other", Seats: 15, Demand: 290}
@@ -68,14 +67,14 @@ func TestMoveHelps(t *testing.T) {
 // limits do not shrink with the caps.
 func TestAskedForCountsRefusedDemand(t *testing.T) {
 	s := Summary{
-		Levels: []LevelDemand{{Name: gd, CurrentCL: 9, Demand: flowschema.SeatDemand{Average: 6, Smoothed: 7}},
-			{Name: "workload-low", Demand: flowschema.SeatDemand{Average: 3, Smoothed: 3}}},
+		Levels: []LevelDemand{{Name: gd, CurrentCL: 9, Demand: seats.SeatDemand{Average: 6, Smoothed: 7}},
+			{Name: "workload-low", Demand: seats.SeatDemand{Average: 3, Smoothed: 3}}},
 		Flows: []FlowDemand{{Level: gd, Flow: "heavy", Seats: 6, Demand: 40}, {Level: gd, Flow: "light", Seats: 1, Demand: 1},
 			{Level: "workload-low", Flow: "batch", Seats: 1, Demand: 1}},
 	}
 	askedFor(&s)
-	got := []flowschema.SeatDemand{s.Levels[0].Demand, s.Levels[1].Demand}
-	want := []flowschema.SeatDemand{{Average: 41, Smoothed: 41}, {Average: 3, Smoothed: 3}}
+	got := []seats.SeatDemand{s.Levels[0].Demand, s.Levels[1].Demand}
+	want := []seats.SeatDemand{{Average: 41, Smoothed: 41}, {Average: 3, Smoothed: 3}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("askedFor: level demands (-want +got):\n%s", d)
 	}

@@ -3,12 +3,12 @@ package fleet
 import (
 	"math"
 
-	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/seats"
 )
 
 // LevelLimits decides the current limit of each of own's priority levels
 // so that the fleet's seats follow the fleet's demand: upstream's
-// borrowing (flowschema.Borrow) runs once over the whole fleet, each
+// borrowing (seats.Borrow) runs once over the whole fleet, each
 // level's bounds, demand and the server limits summed over the replicas
 // that have it, and this replica takes of each level's fleet-wide limit
 // its part of the level's fleet-wide demand (of its nominal seats when
@@ -18,7 +18,7 @@ import (
 // than its server limit), what lies above the levels' lower bounds is
 // scaled down. The result is by level name. With no peers it is
 // nil: the replica's own adjustment, today's, stands.
-func LevelLimits(own Summary, peers []Summary, opts flowschema.BorrowingOptions) map[string]int {
+func LevelLimits(own Summary, peers []Summary, opts seats.BorrowingOptions) map[string]int {
 	if len(peers) == 0 {
 		return nil
 	}
@@ -26,9 +26,9 @@ func LevelLimits(own Summary, peers []Summary, opts flowschema.BorrowingOptions)
 	for _, p := range peers {
 		server += p.ServerConcurrencyLimit
 	}
-	in := make([]flowschema.BorrowingLevel, len(own.Levels))
+	in := make([]seats.BorrowingLevel, len(own.Levels))
 	for i, l := range own.Levels {
-		in[i] = flowschema.BorrowingLevel{Limits: l.Limits, Demand: l.Demand, CurrentCL: l.CurrentCL}
+		in[i] = seats.BorrowingLevel{Limits: l.Limits, Demand: l.Demand, CurrentCL: l.CurrentCL}
 		for _, p := range peers {
 			for _, pl := range p.Levels {
 				if pl.Name == l.Name {
@@ -37,7 +37,7 @@ func LevelLimits(own Summary, peers []Summary, opts flowschema.BorrowingOptions)
 			}
 		}
 	}
-	a := flowschema.Borrow(server, in, opts)
+	a := seats.Borrow(server, in, opts)
 	out := make(map[string]int, len(own.Levels))
 	above, room := 0.0, nominalSum(own)
 	want := make([]float64, len(own.Levels))
@@ -61,7 +61,7 @@ func LevelLimits(own Summary, peers []Summary, opts flowschema.BorrowingOptions)
 }
 
 // addLevel adds a peer's level to the fleet-wide one.
-func addLevel(b *flowschema.BorrowingLevel, pl LevelDemand) {
+func addLevel(b *seats.BorrowingLevel, pl LevelDemand) {
 	l, p := &b.Limits, &pl.Limits
 	l.NominalCL += p.NominalCL
 	l.LendableCL += p.LendableCL

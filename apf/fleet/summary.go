@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/seats"
 )
 
 // MaxTopFlows bounds Summary.Flows: a replica reports at most its 16
@@ -29,12 +29,12 @@ type Summary struct {
 }
 
 // LevelDemand is one priority level on one replica: the statistics
-// borrowing keeps (flowschema.BorrowingLevel).
+// borrowing keeps (seats.BorrowingLevel).
 type LevelDemand struct {
-	Name      string                 `json:"name"`
-	Limits    flowschema.LevelLimits `json:"limits"`
-	Demand    flowschema.SeatDemand  `json:"demand"`
-	CurrentCL int                    `json:"currentCL"`
+	Name      string            `json:"name"`
+	Limits    seats.LevelLimits `json:"limits"`
+	Demand    seats.SeatDemand  `json:"demand"`
+	CurrentCL int               `json:"currentCL"`
 }
 
 // FlowDemand is one flow on one replica over the last period.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fairslice/fairslice/apf"
+	"github.com/fairslice/fairslice/apf/fleet"
 	"github.com/fairslice/fairslice/fairqueue"
 	"github.com/fairslice/fairslice/internal/simclock"
 )
@@ -30,9 +31,10 @@ type sim struct {
 	byReq    map[*apf.Request]*request
 	pending  []*request // queued requests dispatched in the current event
 	waiting  map[*request]bool
-	next     int           // the balancer's turn
-	period   time.Duration // of the Coordinators' rounds
-	keys     []apf.FlowKey // each flow's, as the replicas classify it
+	next     int                // the balancer's turn
+	period   time.Duration      // of the Coordinators' rounds
+	store    *fleet.MemoryStore // the Coordinators'; nil without
+	keys     []apf.FlowKey      // each flow's, as the replicas classify it
 	stats    totals
 }
 
@@ -131,7 +133,7 @@ func (s *sim) start() error {
 	var errs []error
 	for i := range s.cfg.Replicas {
 		rep := &replica{sim: s, index: i}
-		c, err := apf.New(s.cfg.FlowControl, s.controllerOptions(rep))
+		c, err := s.newController(rep)
 		if err != nil {
 			for _, r := range s.replicas {
 				r.c.Close()
@@ -173,9 +175,7 @@ func (s *sim) start() error {
 		return err
 	}
 	if s.cfg.Coordinate || s.cfg.GoAway.Mode == GoAwayTargeted {
-		if err := s.startCoordination(); err != nil {
-			return err
-		}
+		s.startCoordination()
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/seats"
 )
 
 // flowSchemaSection prints the default configuration's concurrency limits
@@ -17,15 +18,15 @@ func flowSchemaSection(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	limits, err := c.Limits(600)
+	limits, err := seats.ComputeLimits(600, c.PriorityLevels())
 	if err != nil {
 		return err
 	}
-	levels := make([]flowschema.BorrowingLevel, len(limits))
+	levels := make([]seats.BorrowingLevel, len(limits))
 	for i, l := range limits {
-		levels[i] = flowschema.BorrowingLevel{Limits: l, CurrentCL: l.InitialCL}
+		levels[i] = seats.BorrowingLevel{Limits: l, CurrentCL: l.InitialCL}
 	}
-	idle := flowschema.Borrow(600, levels, flowschema.BorrowingOptions{})
+	idle := seats.Borrow(600, levels, seats.BorrowingOptions{})
 	fmt.Fprintln(w, "Seats per priority level at a server concurrency of 600 (default configuration):")
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)

@@ -18,7 +18,7 @@ import (
 
 	"github.com/fairslice/fairslice/apf"
 	"github.com/fairslice/fairslice/apf/fleet"
-	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/seats"
 )
 
 func newStore(t *testing.T, cs *fake.Clientset, fleetName string) *Store {
@@ -33,7 +33,7 @@ func newStore(t *testing.T, cs *fake.Clientset, fleetName string) *Store {
 
 func summary(replica string, period uint64, flows ...string) fleet.Summary {
 	s := fleet.Summary{Replica: replica, Period: period, ServerConcurrencyLimit: 600,
-		Levels: []fleet.LevelDemand{{Name: "global-default", CurrentCL: 49, Limits: flowschema.LevelLimits{Name: "global-default", NominalCL: 49}}}}
+		Levels: []fleet.LevelDemand{{Name: "global-default", CurrentCL: 49, Limits: seats.LevelLimits{Name: "global-default", NominalCL: 49}}}}
 	for i, f := range flows {
 		s.Flows = append(s.Flows, fleet.FlowDemand{Level: "global-default", Flow: f, Seats: float64(10 - i), Demand: 20})
 	}
@@ -133,9 +133,9 @@ func TestSummarySizeBound(t *testing.T) {
 	big := fleet.Summary{Replica: "kube-apiserver-" + strings.Repeat("x", 48), Period: 1 << 40, ServerConcurrencyLimit: 600}
 	for name, l := range c.Limits() {
 		big.Levels = append(big.Levels, fleet.LevelDemand{Name: name, CurrentCL: l.Current,
-			Limits: flowschema.LevelLimits{Name: name, Queuing: true, Shares: 100, NominalCL: l.Nominal, LendableCL: l.Lendable,
+			Limits: seats.LevelLimits{Name: name, Queuing: true, Shares: 100, NominalCL: l.Nominal, LendableCL: l.Lendable,
 				BorrowingCL: l.Borrowing, MinCL: l.Lower, MaxCL: l.Upper, MaxSeats: int(l.MaxSeats), InitialCL: l.Current},
-			Demand: flowschema.SeatDemand{HighWatermark: 1000, Average: 123.456789012345, StdDev: 1.0 / 7, Smoothed: 2.0 / 3}})
+			Demand: seats.SeatDemand{HighWatermark: 1000, Average: 123.456789012345, StdDev: 1.0 / 7, Smoothed: 2.0 / 3}})
 	}
 	for i := range fleet.MaxTopFlows {
 		big.Flows = append(big.Flows, fleet.FlowDemand{Level: "workload-low", Flow: fmt.Sprintf("service-accounts/system:serviceaccount:%s:%d", strings.Repeat("n", 40), i),

@@ -2,7 +2,7 @@ package fleetlease
 
 import (
 	"github.com/fairslice/fairslice/apf/fleet"
-	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/seats"
 )
 
 // wireSummary is the annotation's JSON: fleet.Summary with short keys,
@@ -69,10 +69,10 @@ func fromWire(w wireSummary) fleet.Summary {
 	s := fleet.Summary{Replica: w.Replica, Period: w.Period, ServerConcurrencyLimit: w.Server}
 	for _, l := range w.Levels {
 		s.Levels = append(s.Levels, fleet.LevelDemand{Name: l.Name, CurrentCL: l.CurrentCL,
-			Limits: flowschema.LevelLimits{Name: l.Name, Exempt: l.Exempt, Queuing: l.Queuing, Shares: l.Shares,
+			Limits: seats.LevelLimits{Name: l.Name, Exempt: l.Exempt, Queuing: l.Queuing, Shares: l.Shares,
 				NominalCL: l.NominalCL, LendableCL: l.LendableCL, BorrowingCL: l.BorrowingCL, MinCL: l.MinCL, MaxCL: l.MaxCL,
 				MaxSeats: l.MaxSeats, InitialCL: l.InitialCL},
-			Demand: flowschema.SeatDemand{HighWatermark: l.HighWatermark, Average: l.Average, StdDev: l.StdDev, Smoothed: l.Smoothed}})
+			Demand: seats.SeatDemand{HighWatermark: l.HighWatermark, Average: l.Average, StdDev: l.StdDev, Smoothed: l.Smoothed}})
 	}
 	for _, f := range w.Flows {
 		level := f.Name

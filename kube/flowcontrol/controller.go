@@ -28,6 +28,7 @@ import (
 	"github.com/fairslice/fairslice/apf"
 	"github.com/fairslice/fairslice/fairqueue"
 	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/seats"
 )
 
 // BorrowingAdjustmentPeriod is how often Run re-divides the server's
@@ -47,8 +48,8 @@ type Options struct {
 	// behaviour. Its sizing fields are ignored.
 	QueueSet fairqueue.Config
 	// Borrowing selects departures from upstream's borrowing
-	// (flowschema.BorrowingOptions); the zero value is upstream's.
-	Borrowing flowschema.BorrowingOptions
+	// (seats.BorrowingOptions); the zero value is upstream's.
+	Borrowing seats.BorrowingOptions
 	// FieldManager is the server-side-apply field manager of the
 	// FlowSchemas' Dangling condition; "" is upstream's
 	// utilflowcontrol.ConfigConsumerAsFieldManager.
@@ -184,16 +185,10 @@ func newController(flowcontrolClient flowcontrolclient.FlowcontrolV1Interface, o
 // startAPF builds the apf.Controller from the mandatory objects alone,
 // and the fleet's run with opts.Fleet.
 func (c *Controller) startAPF(serverConcurrencyLimit int, opts Options) error {
-	var limiter *apf.FlowLimiter
-	if opts.Fleet != nil {
-		limiter = apf.NewFlowLimiter()
-	}
 	c.objs.Store(newObjects(nil, nil))
-	// Start from the mandatory objects alone, as upstream does before its
-	// informers have synced.
-	a, err := apf.New(&flowschema.Config{}, apf.Options{
+	apfOpts := apf.Options{
 		ServerConcurrencyLimit: serverConcurrencyLimit, Clock: c.clock, Observer: c.obs,
-		Borrowing: opts.Borrowing, QueueSet: opts.QueueSet, Adaptive: opts.Adaptive, FlowLimiter: limiter,
+		Borrowing: opts.Borrowing, QueueSet: opts.QueueSet, Adaptive: opts.Adaptive,
 		// Run drives the borrowing adjustment on its own period, as
 		// upstream's controller does.
 		AdjustPeriod: apf.ManualAdjustment,
@@ -205,17 +200,17 @@ func (c *Controller) startAPF(serverConcurrencyLimit int, opts Options) error {
 		// controller uses them: objects that skipped the API server's
 		// defaulting (a fake clientset's) behave as there.
 		AsStored: true,
-	})
+	}
+	// Start from the mandatory objects alone, as upstream does before its
+	// informers have synced.
+	if opts.Fleet != nil {
+		return c.joinFleet(apfOpts, opts.Fleet)
+	}
+	a, err := apf.New(&flowschema.Config{}, apfOpts)
 	if err != nil {
 		return fmt.Errorf("flowcontrol: %w", err)
 	}
 	c.apf = a
-	if opts.Fleet != nil {
-		if c.fleet, err = newFleetRun(c, opts, limiter); err != nil {
-			a.Close()
-			return err
-		}
-	}
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fairslice/fairslice/apf"
 	"github.com/fairslice/fairslice/apf/fleet"
+	"github.com/fairslice/fairslice/flowschema"
 )
 
 // Fleet configures the coordination of Options.Fleet: every adjustment
@@ -38,16 +39,18 @@ type fleetRun struct {
 	co *fleet.Coordinator
 }
 
-func newFleetRun(c *Controller, opts Options, limiter *apf.FlowLimiter) (*fleetRun, error) {
-	f := opts.Fleet
-	co, err := fleet.NewCoordinator(fleet.CoordinatorConfig{
-		Replica: f.Replica, Store: f.Store, Controller: c.apf, Limiter: limiter, Period: c.period,
-		Timeout: f.Timeout, StaleAfter: f.StaleAfter, Borrowing: opts.Borrowing, Clock: c.clock, GoAway: f.GoAway,
+// joinFleet builds the apf.Controller joined to the fleet of f
+// (fleet.Join), starting from the mandatory objects alone.
+func (c *Controller) joinFleet(opts apf.Options, f *Fleet) error {
+	a, co, err := fleet.Join(&flowschema.Config{}, opts, fleet.CoordinatorConfig{
+		Replica: f.Replica, Store: f.Store, Period: c.period,
+		Timeout: f.Timeout, StaleAfter: f.StaleAfter, GoAway: f.GoAway,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("flowcontrol: Options.Fleet: %w", err)
+		return fmt.Errorf("flowcontrol: Options.Fleet: %w", err)
 	}
-	return &fleetRun{co: co}, nil
+	c.apf, c.fleet = a, &fleetRun{co: co}
+	return nil
 }
 
 // adjust is Run's periodic step: a fleet round, or the adjustment alone.

@@ -1,11 +1,13 @@
 package flowcontrol
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/fairslice/fairslice/apf"
 	"github.com/fairslice/fairslice/apf/fleet"
 	"github.com/fairslice/fairslice/kube/fleetlease"
 )
@@ -36,8 +38,11 @@ func TestRunCoordinatesFleet(t *testing.T) {
 }
 
 func TestFleetOptionErrors(t *testing.T) {
-	if _, err := newFleetRun(&Controller{}, Options{Fleet: &Fleet{}}, nil); err == nil {
-		t.Error("Options.Fleet without Replica and Store: nil error")
+	err := (&Controller{}).joinFleet(apf.Options{ServerConcurrencyLimit: 1}, &Fleet{})
+	for _, want := range []string{"Options.Fleet", "Replica is empty", "Store is nil"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Options.Fleet without Replica and Store: %v, want it to name %q", err, want)
+		}
 	}
 	var _ fleet.Store = (*fleetlease.Store)(nil)
 }

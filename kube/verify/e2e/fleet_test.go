@@ -135,26 +135,20 @@ type fleetReplicaOptions struct {
 func startFleetReplicaWith(t *testing.T, name string, store fleet.Store, served *flowCounts, o fleetReplicaOptions) *fleetReplica {
 	t.Helper()
 	r := &fleetReplica{name: name}
-	opts := apf.Options{ServerConcurrencyLimit: fleetServerCL, AdjustPeriod: fleetPeriod}
-	var fl *apf.FlowLimiter
+	var c *apf.Controller
+	var err error
 	if store != nil {
-		fl = apf.NewFlowLimiter()
-		opts.AdjustPeriod, opts.FlowLimiter = apf.ManualAdjustment, fl
+		// A store call may hang for 5 s in the outage: far longer than
+		// any request may take, so that one waiting on it would show.
+		c, r.co, err = fleet.Join(nil, apf.Options{ServerConcurrencyLimit: fleetServerCL},
+			fleet.CoordinatorConfig{Replica: name, Store: store, Period: fleetPeriod, Timeout: 5 * time.Second, GoAway: o.goAway})
+	} else {
+		c, err = apf.New(nil, apf.Options{ServerConcurrencyLimit: fleetServerCL, AdjustPeriod: fleetPeriod})
 	}
-	c, err := apf.New(nil, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.c = c
-	if store != nil {
-		// A store call may hang for 5 s in the outage: far longer than
-		// any request may take, so that one waiting on it would show.
-		r.co, err = fleet.NewCoordinator(fleet.CoordinatorConfig{Replica: name, Store: store, Controller: c, Limiter: fl,
-			Period: fleetPeriod, Timeout: 5 * time.Second, GoAway: o.goAway})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	work := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if o.executing != nil {
 			o.executing.Add(1)

@@ -12,6 +12,7 @@ import (
 	"github.com/fairslice/fairslice/fairqueue/scenario"
 	"github.com/fairslice/fairslice/flowschema"
 	"github.com/fairslice/fairslice/kube/internal/cliflag"
+	"github.com/fairslice/fairslice/seats"
 )
 
 // replayWaitLimit is how long a request may wait in a queue in the replay:
@@ -140,7 +141,7 @@ func replay(cfg *flowschema.Config, serverConcurrency int, defaultDuration time.
 	if err != nil {
 		return nil, err
 	}
-	limits, err := c.Limits(serverConcurrency)
+	limits, err := seats.ComputeLimits(serverConcurrency, c.PriorityLevels())
 	if err != nil {
 		return nil, err
 	}

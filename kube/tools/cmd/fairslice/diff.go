@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/seats"
 )
 
 const diffUsage = `Usage: fairslice diff [--requests FILE | --audit-log FILE] [--server-concurrency N] [-o text|json|yaml] OLD NEW
@@ -211,7 +212,7 @@ func limitsChanges(cls [2]*flowschema.Classifier, server int) ([]limitsChange, e
 	byName := map[string]*limitsChange{}
 	var names []string
 	for side, c := range cls {
-		limits, err := c.Limits(server)
+		limits, err := seats.ComputeLimits(server, c.PriorityLevels())
 		if err != nil {
 			return nil, err
 		}

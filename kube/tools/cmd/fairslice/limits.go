@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/seats"
 )
 
 const limitsUsage = `Usage: fairslice limits --server-concurrency N [--config FILE | --kubeconfig FILE] [-o text|json|yaml]
@@ -68,7 +69,7 @@ func runLimits(args []string, stdout, stderr io.Writer) int {
 	for _, l := range c.IgnoredLevels() {
 		fmt.Fprintf(stderr, "fairslice limits: warning: the API server ignores PriorityLevelConfiguration %q: %s\n", l.Name, l.Reason)
 	}
-	limits, err := c.Limits(*server)
+	limits, err := seats.ComputeLimits(*server, c.PriorityLevels())
 	if err != nil {
 		return failure(stderr, "limits", err)
 	}
@@ -99,12 +100,12 @@ func runLimits(args []string, stdout, stderr io.Writer) int {
 
 // currentLimits returns each level's concurrency limit after one
 // borrowing adjustment with no demand, as at start-up (the CURRENT column).
-func currentLimits(limits []flowschema.LevelLimits, serverConcurrency int) []int {
-	levels := make([]flowschema.BorrowingLevel, len(limits))
+func currentLimits(limits []seats.LevelLimits, serverConcurrency int) []int {
+	levels := make([]seats.BorrowingLevel, len(limits))
 	for i, l := range limits {
-		levels[i] = flowschema.BorrowingLevel{Limits: l, CurrentCL: l.InitialCL}
+		levels[i] = seats.BorrowingLevel{Limits: l, CurrentCL: l.InitialCL}
 	}
-	alloc := flowschema.Borrow(serverConcurrency, levels, flowschema.BorrowingOptions{})
+	alloc := seats.Borrow(serverConcurrency, levels, seats.BorrowingOptions{})
 	current := make([]int, len(limits))
 	for i := range limits {
 		current[i] = alloc.Levels[i].CurrentCL

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fairslice/fairslice/fairqueue"
 	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/seats"
 )
 
 // goldenCase mirrors testdata/upstream_borrowing_test.go.txt's output.
@@ -47,7 +48,7 @@ func TestBorrowingGolden(t *testing.T) {
 	if err := json.Unmarshal(data, &cases); err != nil {
 		t.Fatal(err)
 	}
-	regimes := map[flowschema.BorrowingRegime]int{}
+	regimes := map[seats.BorrowingRegime]int{}
 	rounds := 0
 	for k, gc := range cases {
 		var pls []flowschema.PriorityLevelConfiguration
@@ -67,17 +68,17 @@ func TestBorrowingGolden(t *testing.T) {
 			}
 			pls = append(pls, pl)
 		}
-		limits, err := flowschema.ComputeLimits(gc.Server, pls)
+		limits, err := seats.ComputeLimits(gc.Server, pls)
 		if err != nil {
 			t.Fatalf("case %d: %v", k, err)
 		}
 		var nominal, minCL, maxCL []int
 		var seats []uint64
-		levels := make([]flowschema.BorrowingLevel, len(limits))
+		levels := make([]seats.BorrowingLevel, len(limits))
 		for i, l := range limits {
 			nominal, minCL, maxCL = append(nominal, l.NominalCL), append(minCL, l.MinCL), append(maxCL, l.MaxCL)
 			seats = append(seats, uint64(l.MaxSeats))
-			levels[i] = flowschema.BorrowingLevel{Limits: l, CurrentCL: l.InitialCL}
+			levels[i] = seats.BorrowingLevel{Limits: l, CurrentCL: l.InitialCL}
 		}
 		if diff := cmp.Diff([][]int{gc.Nominal, gc.Min, gc.Max}, [][]int{nominal, minCL, maxCL}); diff != "" {
 			t.Fatalf("case %d: static limits mismatch (-upstream +fairslice):\n%s", k, diff)
@@ -85,7 +86,7 @@ func TestBorrowingGolden(t *testing.T) {
 		if diff := cmp.Diff(gc.MaxSeats, seats); diff != "" {
 			t.Fatalf("case %d: max seats mismatch (-upstream +fairslice):\n%s", k, diff)
 		}
-		apply := func(a flowschema.Allocation) []int {
+		apply := func(a seats.Allocation) []int {
 			var cur []int
 			for i := range levels {
 				levels[i].CurrentCL = a.Levels[i].CurrentCL
@@ -97,7 +98,7 @@ func TestBorrowingGolden(t *testing.T) {
 		for i := range levels {
 			levels[i].Demand.Update(fairqueue.DemandResults{})
 		}
-		if diff := cmp.Diff(gc.Start, apply(flowschema.Borrow(gc.Server, levels, flowschema.BorrowingOptions{}))); diff != "" {
+		if diff := cmp.Diff(gc.Start, apply(seats.Borrow(gc.Server, levels, seats.BorrowingOptions{}))); diff != "" {
 			t.Fatalf("case %d: start limits mismatch (-upstream +fairslice):\n%s", k, diff)
 		}
 		for r, round := range gc.Rounds {
@@ -107,7 +108,7 @@ func TestBorrowingGolden(t *testing.T) {
 				levels[i].Demand.Update(fairqueue.DemandResults{Duration: d.Duration, Average: d.Average, Deviation: d.Deviation, Max: d.Max})
 				smoothed = append(smoothed, levels[i].Demand.Smoothed)
 			}
-			a := flowschema.Borrow(gc.Server, levels, flowschema.BorrowingOptions{})
+			a := seats.Borrow(gc.Server, levels, seats.BorrowingOptions{})
 			regimes[a.Regime]++
 			rounds++
 			if diff := cmp.Diff(round.Current, apply(a)); diff != "" {
@@ -119,7 +120,7 @@ func TestBorrowingGolden(t *testing.T) {
 		}
 	}
 	t.Logf("%d cases, %d rounds, regimes %v", len(cases), rounds, regimes)
-	for _, r := range []flowschema.BorrowingRegime{flowschema.RegimeMinimum, flowschema.RegimeShared, flowschema.RegimeFair} {
+	for _, r := range []seats.BorrowingRegime{seats.RegimeMinimum, seats.RegimeShared, seats.RegimeFair} {
 		if regimes[r] == 0 {
 			t.Errorf("no round in the %v regime; the golden data does not cover it", r)
 		}

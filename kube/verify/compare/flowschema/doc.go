@@ -14,7 +14,7 @@
 //   - TestLimitsDifferential: the static limits (nominal, minimum, maximum,
 //     per-request max seats) and the current limits after the controller's
 //     first borrowing adjustment, read from upstream's metrics and max-seats
-//     tracker, against flowschema.ComputeLimits and Borrow.
+//     tracker, against seats.ComputeLimits and Borrow.
 //   - TestBorrowingGolden: rounds of demand through all three regimes of
 //     the periodic adjustment. Upstream's computeConcurrencyAllocation and
 //     updateBorrowingLocked are unexported and the controller drives them

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fairslice/fairslice/flowschema"
 	"github.com/fairslice/fairslice/kube/internal/upstream/upstreamfs"
+	"github.com/fairslice/fairslice/seats"
 )
 
 // levelLimits is what upstream exposes about a level's limits: its
@@ -72,15 +73,15 @@ func TestLimitsDifferential(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		limits, err := c.Limits(server)
+		limits, err := seats.ComputeLimits(server, c.PriorityLevels())
 		if err != nil {
 			t.Fatal(err)
 		}
-		levels := make([]flowschema.BorrowingLevel, len(limits))
+		levels := make([]seats.BorrowingLevel, len(limits))
 		for i, l := range limits {
-			levels[i] = flowschema.BorrowingLevel{Limits: l, CurrentCL: l.InitialCL}
+			levels[i] = seats.BorrowingLevel{Limits: l, CurrentCL: l.InitialCL}
 		}
-		alloc := flowschema.Borrow(server, levels, flowschema.BorrowingOptions{})
+		alloc := seats.Borrow(server, levels, seats.BorrowingOptions{})
 		up, err := upstreamfs.Start(cfg, server)
 		if err != nil {
 			t.Fatal(err)

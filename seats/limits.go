@@ -1,9 +1,11 @@
-package flowschema
+package seats
 
 import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/fairslice/fairslice/flowschema"
 )
 
 // MaxSeatsFraction is the fraction of a queuing level's nominal limit one
@@ -49,9 +51,9 @@ type LevelLimits struct {
 // objects that skipped the API server's defaulting lack it). It fails if
 // serverConcurrency is not positive, a level is neither Limited nor
 // Exempt, or the shares sum to 0.
-func ComputeLimits(serverConcurrency int, levels []PriorityLevelConfiguration) ([]LevelLimits, error) {
+func ComputeLimits(serverConcurrency int, levels []flowschema.PriorityLevelConfiguration) ([]LevelLimits, error) {
 	if serverConcurrency <= 0 {
-		return nil, fmt.Errorf("flowschema: server concurrency limit %d is not positive", serverConcurrency)
+		return nil, fmt.Errorf("seats: server concurrency limit %d is not positive", serverConcurrency)
 	}
 	type commons struct {
 		shares, lendable int32
@@ -65,12 +67,12 @@ func ComputeLimits(serverConcurrency int, levels []PriorityLevelConfiguration) (
 		switch {
 		case s.Limited != nil:
 			l := s.Limited
-			cs[i] = commons{shares: deref(l.NominalConcurrencyShares, DefaultNominalConcurrencyShares),
+			cs[i] = commons{shares: deref(l.NominalConcurrencyShares, flowschema.DefaultNominalConcurrencyShares),
 				lendable: deref(l.LendablePercent, 0), borrowing: l.BorrowingLimitPercent}
 		case s.Exempt != nil:
 			cs[i] = commons{shares: deref(s.Exempt.NominalConcurrencyShares, 0), lendable: deref(s.Exempt.LendablePercent, 0)}
 		default:
-			errs = append(errs, fmt.Errorf("flowschema: priority level %q has neither limited nor exempt settings", levels[i].Name))
+			errs = append(errs, fmt.Errorf("seats: priority level %q has neither limited nor exempt settings", levels[i].Name))
 		}
 		shareSum += float64(cs[i].shares)
 	}
@@ -78,7 +80,7 @@ func ComputeLimits(serverConcurrency int, levels []PriorityLevelConfiguration) (
 		return nil, err
 	}
 	if shareSum <= 0 {
-		return nil, fmt.Errorf("flowschema: the priority levels' nominalConcurrencyShares sum to %v; at least one must be positive", shareSum)
+		return nil, fmt.Errorf("seats: the priority levels' nominalConcurrencyShares sum to %v; at least one must be positive", shareSum)
 	}
 	out := make([]LevelLimits, len(levels))
 	for i := range levels {
@@ -126,11 +128,6 @@ func MaxSeats(nominalCL, handSize int) int {
 	// that a hand size whose low 32 bits are 0 does not divide by zero.
 	perHand := int64(int32(nominalCL)) / int64(handSize)
 	return int(math.Max(1, math.Min(math.Ceil(float64(nominalCL)*MaxSeatsFraction), float64(perHand))))
-}
-
-// Limits returns ComputeLimits for the classifier's priority levels.
-func (c *Classifier) Limits(serverConcurrency int) ([]LevelLimits, error) {
-	return ComputeLimits(serverConcurrency, c.levels)
 }
 
 func deref(p *int32, def int32) int32 {

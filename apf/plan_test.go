@@ -2,6 +2,7 @@ package apf
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -111,43 +112,86 @@ func fillWork(t *testing.T, c *Controller) (demand float64, release func()) {
 	}
 }
 
-// AdjustBorrowingHolding folds the demand and computes the borrowing as
-// AdjustBorrowing does, returns the limits AdjustBorrowing would apply,
-// and keeps the held ones: nothing waiting is dispatched at the
-// borrowing's limit. Then SetCurrentLimits to the returned limit
-// dispatches as AdjustBorrowing would have.
-func TestAdjustBorrowingHolding(t *testing.T) {
+// heldPolicy is a SeatPolicy holding the levels it names to fixed limits.
+type heldPolicy struct {
+	mu   sync.Mutex
+	held map[string]int
+}
+
+func (p *heldPolicy) CurrentLimits(time.Time) map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.held
+}
+
+func (p *heldPolicy) set(held map[string]int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.held = held
+}
+
+// A SeatPolicy is asked inside the adjustment: the demand is folded and
+// the borrowing computed as without it (Limits.Borrowed), but the level it
+// holds keeps the held limit, so nothing waiting is dispatched at the
+// borrowing's limit in between; once the policy lets go, Replan puts the
+// borrowing's limit in force and dispatches as the adjustment would have.
+func TestSeatPolicyIsAskedInsideTheAdjustment(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	clk := newFakeClock()
-	c, err := New(mustDecode(t, borrowYAML), Options{ServerConcurrencyLimit: 25, Clock: clk, AdjustPeriod: ManualAdjustment})
+	policy := &heldPolicy{}
+	c, err := New(mustDecode(t, borrowYAML), Options{ServerConcurrencyLimit: 25, Clock: clk, AdjustPeriod: ManualAdjustment, SeatPolicy: policy})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if got := c.AdjustBorrowingHolding(clk.Now(), nil); got != nil {
-		t.Errorf("AdjustBorrowingHolding(nil) = %v, want nil", got)
-	}
 	before := levelLimits(c, "work").Current
+	if b := levelLimits(c, "work").Borrowed; b != before {
+		t.Errorf("with no decision, work's Borrowed = %d, want Current %d", b, before)
+	}
+	policy.set(map[string]int{"work": before})
 	demand, release := fillWork(t, c)
 	defer release()
 	clk.Step(BorrowingAdjustmentPeriod)
-	local := c.AdjustBorrowingHolding(clk.Now(), map[string]int{"work": before})
+	c.AdjustBorrowing(clk.Now())
 	work, other := levelLimits(c, "work"), levelLimits(c, "other")
-	if local["work"] <= before {
-		t.Errorf("the borrowing's limit for work = %d, want above the held %d (it has demand)", local["work"], before)
+	if work.Borrowed <= before {
+		t.Errorf("the borrowing's limit for work = %d, want above the held %d (it has demand)", work.Borrowed, before)
 	}
 	if work.Current != before || work.DemandAverage != demand {
 		t.Errorf("work held: current %d, demand %v; want %d (held) and %v (folded)", work.Current, work.DemandAverage, before, demand)
 	}
-	if other.Current != local["other"] {
-		t.Errorf("other (not held): current %d, want the borrowing's %d", other.Current, local["other"])
+	if other.Current != other.Borrowed {
+		t.Errorf("other (not held): current %d, want the borrowing's %d", other.Current, other.Borrowed)
 	}
 	if got := c.Dump()[levelIndex(c, "work")].QueueSet.Executing; got != before {
 		t.Errorf("executing while held = %d, want %d (nothing dispatched at the borrowing's limit)", got, before)
 	}
-	c.SetCurrentLimits(clk.Now(), map[string]int{"work": local["work"]})
-	if got := c.Dump()[levelIndex(c, "work")].QueueSet.Executing; got != min(int(demand), local["work"]) {
-		t.Errorf("executing after the release = %d, want %d", got, min(int(demand), local["work"]))
+	policy.set(nil)
+	c.Replan(clk.Now())
+	if got := levelLimits(c, "work"); got.Current != work.Borrowed || got.DemandAverage != demand {
+		t.Errorf("after Replan: work's current %d, demand %v; want the borrowing's %d and the same demand %v", got.Current, got.DemandAverage, work.Borrowed, demand)
+	}
+	if got := c.Dump()[levelIndex(c, "work")].QueueSet.Executing; got != min(int(demand), work.Borrowed) {
+		t.Errorf("executing after the release = %d, want %d", got, min(int(demand), work.Borrowed))
+	}
+}
+
+// A SeatPolicy's limit is kept within the level's bounds, and it cannot
+// move the exempt level.
+func TestSeatPolicyWithinBounds(t *testing.T) {
+	clk := newFakeClock()
+	policy := &heldPolicy{held: map[string]int{"work": 1000, "other": -3, "exempt": 7, "no-such-level": 4}}
+	c, err := New(mustDecode(t, borrowYAML), Options{ServerConcurrencyLimit: 25, Clock: clk, AdjustPeriod: ManualAdjustment, SeatPolicy: policy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	work, other, exempt := levelLimits(c, "work"), levelLimits(c, "other"), levelLimits(c, "exempt")
+	if work.Current != work.Upper || other.Current != other.Lower {
+		t.Errorf("work %d (upper %d), other %d (lower %d); want each at the bound its decision passed", work.Current, work.Upper, other.Current, other.Lower)
+	}
+	if exempt.Current != exempt.Borrowed {
+		t.Errorf("exempt's current = %d, want the borrowing's %d (a policy does not move exempt)", exempt.Current, exempt.Borrowed)
 	}
 }
 

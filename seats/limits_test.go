@@ -1,4 +1,4 @@
-package flowschema
+package seats
 
 import (
 	"math"
@@ -7,14 +7,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fairslice/fairslice/fairqueue"
+	"github.com/fairslice/fairslice/flowschema"
 )
 
 func TestDefaultLimitsAt600(t *testing.T) {
-	c, err := Compile(DefaultConfig())
+	c, err := flowschema.Compile(flowschema.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := c.Limits(600)
+	got, err := ComputeLimits(600, c.PriorityLevels())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,11 +111,11 @@ func TestFairAllocation(t *testing.T) {
 // the non-exempt levels still share all of Σ NominalCL, so the limits add
 // up to more than the server has; SubtractExemptUsage removes the excess.
 func TestBorrowExemptOvercommit(t *testing.T) {
-	c, err := Compile(DefaultConfig())
+	c, err := flowschema.Compile(flowschema.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	limits, err := c.Limits(600)
+	limits, err := ComputeLimits(600, c.PriorityLevels())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,5 +136,33 @@ func TestBorrowExemptOvercommit(t *testing.T) {
 	}
 	if fixed.Overcommit() > 1 {
 		t.Errorf("SubtractExemptUsage: total %d, overcommit %d; want at most 1 (rounding)", fixed.Total(), fixed.Overcommit())
+	}
+}
+
+// TestComputeLimitsAsStored: a level as a fake clientset stores it (no
+// type in its limitResponse, queues 0, a hand of 20; no API server
+// defaulted it) has max seats max(1, min(ceil(0.15·100), 100/20)) = 5 at a
+// server limit of 100, and a Reject level none, as upstream computes them.
+func TestComputeLimitsAsStored(t *testing.T) {
+	limited := func(name string, shares int32, lr flowschema.LimitResponse) flowschema.PriorityLevelConfiguration {
+		pl := flowschema.PriorityLevelConfiguration{Spec: flowschema.PriorityLevelConfigurationSpec{Type: flowschema.PriorityLevelTypeLimited,
+			Limited: &flowschema.LimitedPriorityLevelConfiguration{NominalConcurrencyShares: &shares, LimitResponse: lr}}}
+		pl.Name = name
+		return pl
+	}
+	levels := []flowschema.PriorityLevelConfiguration{
+		limited("p", 10000, flowschema.LimitResponse{Queuing: &flowschema.QueuingConfiguration{HandSize: 20}}),
+		limited("other", 5, flowschema.LimitResponse{Type: flowschema.LimitResponseReject}),
+	}
+	lims, err := ComputeLimits(100, levels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, l := range lims {
+		got[l.Name] = l.MaxSeats
+	}
+	if diff := cmp.Diff(map[string]int{"p": 5, "other": 0}, got); diff != "" {
+		t.Errorf("ComputeLimits(100, as stored) max seats mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -1,4 +1,4 @@
-package flowschema
+package seats
 
 import (
 	"errors"
@@ -226,7 +226,7 @@ type AllocationItem struct {
 // its lower bound, or bounds that cannot reach requiredSum. O(n log n).
 func FairAllocation(requiredSum int, items []AllocationItem) ([]float64, float64, error) {
 	if requiredSum < 0 {
-		return nil, 0, errors.New("flowschema: negative required sum")
+		return nil, 0, errors.New("seats: negative required sum")
 	}
 	req := float64(requiredSum)
 	rel, st, err := relativeBounds(items)
@@ -285,11 +285,11 @@ func relativeBounds(items []AllocationItem) ([]relItem, allocationStats, error) 
 	for i, it := range items {
 		switch {
 		case it.LowerBound < 0:
-			return nil, st, fmt.Errorf("flowschema: item %d: lower bound %v is negative", i, it.LowerBound)
+			return nil, st, fmt.Errorf("seats: item %d: lower bound %v is negative", i, it.LowerBound)
 		case it.Target < it.LowerBound:
-			return nil, st, fmt.Errorf("flowschema: item %d: target %v is below its lower bound %v", i, it.Target, it.LowerBound)
+			return nil, st, fmt.Errorf("seats: item %d: target %v is below its lower bound %v", i, it.Target, it.LowerBound)
 		case it.UpperBound < it.LowerBound:
-			return nil, st, fmt.Errorf("flowschema: item %d: upper bound %v is below its lower bound %v", i, it.UpperBound, it.LowerBound)
+			return nil, st, fmt.Errorf("seats: item %d: upper bound %v is below its lower bound %v", i, it.UpperBound, it.LowerBound)
 		}
 		t := max(it.Target, MinAllocationTarget)
 		st.lowSum += it.LowerBound
@@ -306,11 +306,11 @@ func relativeBounds(items []AllocationItem) ([]relItem, allocationStats, error) 
 func (st *allocationStats) check(req float64, requiredSum int) error {
 	switch {
 	case st.relLoMax > 1:
-		return fmt.Errorf("flowschema: a relative lower bound exceeds 1 by %v", st.relLoMax-1)
+		return fmt.Errorf("seats: a relative lower bound exceeds 1 by %v", st.relLoMax-1)
 	case st.lowSum-req > allocEpsilon:
-		return fmt.Errorf("flowschema: lower bounds sum to %v, above the required sum %d", st.lowSum, requiredSum)
+		return fmt.Errorf("seats: lower bounds sum to %v, above the required sum %d", st.lowSum, requiredSum)
 	case req-st.highSum > allocEpsilon:
-		return fmt.Errorf("flowschema: upper bounds sum to %v, below the required sum %d", st.highSum, requiredSum)
+		return fmt.Errorf("seats: upper bounds sum to %v, below the required sum %d", st.highSum, requiredSum)
 	}
 	return nil
 }
@@ -336,7 +336,7 @@ func sweepProportion(rel []relItem, req float64, st allocationStats) (float64, e
 			activeTargets += pendingTargets
 			active += pending
 			if next >= len(bounds.order) {
-				return 0, errors.New("flowschema: fair allocation ran out of bounds")
+				return 0, errors.New("seats: fair allocation ran out of bounds")
 			}
 			var item int
 			var isLower bool
