@@ -109,15 +109,15 @@
 // docs/notes/2026-12-adaptive-total-noise.md):
 //   - Tolerance 1.2 (DefaultAdaptiveTolerance). The total settles at about
 //     1.2 times the slots, a queue of a fifth of the slots inside the
-//     backend. A tolerance close to 1 does not settle under
-//     backendsim.MeasuredNoise; between 1.1 and 1.3 the goodput is the
+//     backend. Under backendsim.MeasuredNoise a tolerance of 1.05 often
+//     fails to settle within 5 s; between 1.1 and 1.3 the goodput is the
 //     same, since it hardly depends on the total between N and 2N slots.
 //     On the example server, whose requests spend time outside the
 //     backend's slots, this reaches 0.84-0.90 of the best static total.
 //   - Smoothing 0.25. Unsmoothed, a window over the tolerance cuts the
 //     total below the slots and the headroom then overshoots, so under
-//     timing noise the total does not settle. Smoothed, after the
-//     capacity halves the total still settles within a second.
+//     timing noise the total settles late or not at all. Smoothed, after
+//     the capacity halves the total still settles within a second.
 //   - Slow start 4x. The start (probe at the floor of 1, then slow start)
 //     is most of what a short run loses against the best static total;
 //     the cost is one window at up to four times the slots.
