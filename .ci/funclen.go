@@ -1,7 +1,7 @@
 //go:build ignore
 
 // Command funclen fails when a function outside tests is longer than 80
-// lines (issue 28: a function a reader can hold in one screen), unless its
+// lines (a function a reader can hold in one screen), unless its
 // doc comment says why with a line starting "Long:". Run from the
 // repository's root: go run .ci/funclen.go
 package main

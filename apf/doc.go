@@ -51,8 +51,8 @@
 //
 // Off by default (Options.Adaptive nil): the total is then the static
 // ServerConcurrencyLimit and every decision is upstream's (the golden
-// decision traces in testdata/decisions.golden were recorded before the
-// adaptive total existed and still match). With Options.Adaptive the total
+// decision traces in testdata/decisions.golden hold for it). With
+// Options.Adaptive the total
 // follows latency, measured by the controller itself: the execution time
 // (dispatch to Finish) of each request, per priority level, on the
 // controller's Clock (not of requests finished with
@@ -70,9 +70,8 @@
 // log-spaced buckets (16 per power of two, so to within 6.25%; adding a
 // sample is O(1) and allocates nothing). Leaving the slowest tenth out
 // makes the signal blind to stalls that hit a few requests (a descheduled
-// process, a late timer; on the example server 100 ms window means of
-// 20 ms of work ranged from 20.5 to 49.8 ms with the backend idle, and
-// one such window ended slow start and halved the total).
+// process, a late timer), any one of which would otherwise end slow start
+// and halve the total.
 // It is a trimmed mean, not a low quantile, because a quantile misses
 // queueing that delays only some requests: a backend whose slots free up
 // together serves a quarter of the requests at once with the total at
@@ -105,27 +104,23 @@
 // Each level's seats then follow from the total through setTotalLocked, as
 // upstream's shares prescribe, and borrowing keeps re-dividing them every
 // period. backendsim simulates the rule against a backend of N slots; the
-// constants were chosen there (BENCHMARKS.md, "apf: the adaptive total"):
-//   - Tolerance 1.2 (DefaultAdaptiveTolerance; it was 1.05 with the plain
-//     mean). With the trimmed mean, 1.05 still gave 0.54-0.98 of the best
-//     static total under MeasuredNoise and did not settle within 5 s in 7
-//     of 15 runs (presumably because the buckets alone are up to 6.25%
-//     wide and the baseline follows the lowest window down). The total settles at about 1.2 times the slots,
-//     a queue of a fifth of the slots inside the backend. In backendsim
-//     1.1 and 1.3 gave the same goodput (it hardly depends
-//     on the total between N and 2N slots); on the example server
-//     Tolerance 1.6 and 2.0 gained some goodput but not enough to reach
-//     the best static total.
+// constants were chosen there (BENCHMARKS.md, "apf: the adaptive total";
+// the measurements behind each choice are in
+// docs/notes/2026-12-adaptive-total-noise.md):
+//   - Tolerance 1.2 (DefaultAdaptiveTolerance). The total settles at about
+//     1.2 times the slots, a queue of a fifth of the slots inside the
+//     backend. Under backendsim.MeasuredNoise a tolerance of 1.05 often
+//     fails to settle within 5 s; between 1.1 and 1.3 the goodput is the
+//     same, since it hardly depends on the total between N and 2N slots.
+//     On the example server, whose requests spend time outside the
+//     backend's slots, this reaches 0.84-0.90 of the best static total.
 //   - Smoothing 0.25. Unsmoothed, a window over the tolerance cuts the
-//     total below the slots and the headroom then overshoots: under
-//     MeasuredNoise the total settled only after 6.5-19.9 s in 13 of 15
-//     runs and goodput fell to 0.90-0.97 of the best static. Smoothed,
-//     after the capacity halves the total still settles within a second.
+//     total below the slots and the headroom then overshoots, so under
+//     timing noise the total settles late or not at all. Smoothed, after
+//     the capacity halves the total still settles within a second.
 //   - Slow start 4x. The start (probe at the floor of 1, then slow start)
-//     is most of what a 20 s run loses against the best static total;
-//     4x instead of 2x raised the worst run on 16 slots from 0.943 to
-//     0.954 of the best static total, at the cost of one window at up to
-//     four times the slots.
+//     is most of what a short run loses against the best static total;
+//     the cost is one window at up to four times the slots.
 //
 // How it differs from its peers:
 //   - Netflix concurrency-limits' Gradient2 compares a short-term with a

@@ -72,7 +72,8 @@ type Noise struct {
 
 // MeasuredNoise returns noise resembling what was measured on the shared 2-core
 // development machine with the example server's backend idle (100 ms
-// window means of 20 ms of work between 20.5 and 49.8 ms; BENCHMARKS.md).
+// window means of 20 ms of work between 20.5 and 49.8 ms; see
+// docs/notes/2026-12-adaptive-total-noise.md).
 func MeasuredNoise() *Noise {
 	return &Noise{Sigma: 0.1, StallProb: 0.05, StallMean: 100 * time.Millisecond}
 }

@@ -143,7 +143,7 @@ func writeOutcome(stdout, stderr io.Writer, out outputFormat, res slicescenario.
 	return exitOK
 }
 
-// formatOutcome writes the outcome as the issue specifies it:
+// formatOutcome writes the outcome in the format the command documents:
 // {"creates": N, "updates": N, "deletes": N, "lengths": [N, N]}.
 func formatOutcome(o slicescenario.Outcome) string {
 	lengths := make([]string, len(o.Lengths))
