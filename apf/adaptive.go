@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fairslice/fairslice/fairqueue"
 	"github.com/fairslice/fairslice/flowschema"
 	"github.com/fairslice/fairslice/seats"
 )
@@ -115,6 +116,7 @@ func (o *AdaptiveOptions) resolvedMax(serverCL int) int {
 // adaptive is the controller's shell around the rule: the sampling
 // window's start and the schedule of revisions.
 type adaptive struct {
+	c         *Controller
 	rule      gradientRule
 	total     int // the total the rule decided (guarded by c.mu)
 	min, max  int
@@ -134,8 +136,8 @@ type window struct {
 	pressed bool // a request waited or was rejected
 }
 
-func newAdaptive(o *AdaptiveOptions, serverCL int) *adaptive {
-	a := &adaptive{min: max(1, o.Min), max: o.resolvedMax(serverCL), interval: o.Interval, schedTgt: o.SchedulerLatencyTarget}
+func newAdaptive(c *Controller, o *AdaptiveOptions, serverCL int) *adaptive {
+	a := &adaptive{c: c, min: max(1, o.Min), max: o.resolvedMax(serverCL), interval: o.Interval, schedTgt: o.SchedulerLatencyTarget}
 	if a.interval == 0 {
 		a.interval = DefaultAdaptiveInterval
 	}
@@ -178,13 +180,35 @@ func (c *Controller) Total() int {
 	return c.total
 }
 
-// sampled records one finished execution at lv. Called with lv.mu held.
-func (a *adaptive) sampled(lv *level, start time.Time, execution time.Duration) {
-	if start.UnixNano() < a.countFrom.Load() {
+// The adaptive total as the controller's admission hook: a request that
+// waits or that the queue set rejects presses its level's window, a
+// finished execution is a latency sample (unless abandoned, or dispatched
+// before the window's start), and between requests the total is revised
+// when its time has come.
+
+func (a *adaptive) arrived(*ticket, time.Time) bool { return true }
+
+func (a *adaptive) waiting(t *ticket) { t.lv.win.pressed = true }
+
+func (a *adaptive) dispatching(*ticket) bool { return true }
+
+// rejected presses the window, except for time-outs: a request whose
+// client gave up says nothing about the seats.
+func (a *adaptive) rejected(t *ticket, _ time.Time, reason fairqueue.Reason) {
+	if reason != fairqueue.ReasonTimeOut {
+		t.lv.win.pressed = true
+	}
+}
+
+func (a *adaptive) finished(t *ticket, now time.Time, sample bool) {
+	start := t.r.StartTime()
+	if !sample || start.UnixNano() < a.countFrom.Load() {
 		return
 	}
-	lv.win.lat.add(execution)
+	t.lv.win.lat.add(now.Sub(start))
 }
+
+func (a *adaptive) between() { a.c.maybeRevise(a.c.clock.Now()) }
 
 // maybeRevise revises the total if its time has come. Called without
 // locks, after a request finished.

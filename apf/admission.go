@@ -40,9 +40,7 @@ func (c *Controller) Wait(ctx context.Context, req *Request, work WorkFunc) (Tic
 		s := c.snap.Load()
 		return Ticket{}, c.closedError(s.classification(s.cls.Classify(&fr)))
 	}
-	if c.adapt != nil {
-		c.maybeRevise(c.clock.Now())
-	}
+	c.hook.between()
 	t := c.newTicket()
 	for {
 		tk, next, err := c.arrive(ctx, t, &fr, req, work)
@@ -98,18 +96,14 @@ func (c *Controller) arrive(ctx context.Context, t *ticket, fr *flowschema.Reque
 		return Ticket{}, arrivalReclassify, nil
 	}
 	now := c.clock.Now()
-	if !c.flowAdmit(t, now) {
+	if !c.hook.arrived(t, now) {
 		c.obs.Rejected(t.event(0), fairqueue.ReasonConcurrencyLimit)
 		lv.mu.Unlock()
 		return Ticket{}, arrivalDone, c.rejected(t, fairqueue.ReasonConcurrencyLimit, nil)
 	}
-	reason := lv.qs.Arrive(now, &t.r, d.FlowHash, we)
-	lv.finishCapped(now)
+	reason := lv.arrive(now, t, d.FlowHash, we)
 	if reason != "" {
-		if c.adapt != nil {
-			lv.win.pressed = true
-		}
-		c.flowRefused(t, now)
+		c.hook.rejected(t, now, reason)
 		c.obs.Rejected(t.event(0), reason)
 		lv.mu.Unlock()
 		return Ticket{}, arrivalDone, c.rejected(t, reason, nil)
@@ -122,9 +116,7 @@ func (c *Controller) arrive(ctx context.Context, t *ticket, fr *flowschema.Reque
 	// Only a waiting request needs a channel to be woken by; its dispatch
 	// needs lv.mu, so it cannot happen before this.
 	t.ready = make(chan struct{})
-	if c.adapt != nil {
-		lv.win.pressed = true
-	}
+	c.hook.waiting(t)
 	starved := c.starvation && !lv.exempt && lv.qcfg.ConcurrencyLimit == 0
 	lv.mu.Unlock()
 	if starved {
@@ -134,9 +126,9 @@ func (c *Controller) arrive(ctx context.Context, t *ticket, fr *flowschema.Reque
 }
 
 // dispatched returns the Ticket of t, dispatched, or the concurrency-limit
-// rejection if the flow limiter capped it.
+// rejection if the hook refused it at dispatch.
 func (c *Controller) dispatched(t *ticket) (Ticket, error) {
-	if t.capped {
+	if t.refused {
 		return Ticket{}, c.rejected(t, fairqueue.ReasonConcurrencyLimit, nil)
 	}
 	return Ticket{t, t.gen.Load()}, nil
@@ -165,18 +157,15 @@ func (c *Controller) giveUp(t *ticket, err error) (Ticket, error) {
 	lv := t.lv
 	lv.mu.Lock()
 	now := c.clock.Now()
-	remove := lv.qs.Cancel // the caller gave up (or Close)
-	if errors.Is(err, context.DeadlineExceeded) {
-		remove = lv.qs.Expire // its wait limit passed
-	}
-	removed := remove(now, &t.r)
-	lv.finishCapped(now)
+	// A passed deadline is an expiry of the wait limit; anything else
+	// (the caller gave up, or Close) a cancellation.
+	removed := lv.remove(now, t, errors.Is(err, context.DeadlineExceeded))
 	if !removed {
 		lv.mu.Unlock()
 		return c.dispatched(t)
 	}
 	c.obs.Rejected(t.event(now.Sub(t.r.ArrivalTime())), fairqueue.ReasonTimeOut)
-	c.flowRefused(t, now)
+	c.hook.rejected(t, now, fairqueue.ReasonTimeOut)
 	reap := lv.quiescing && lv.qs.IsIdle()
 	lv.mu.Unlock()
 	if reap {

@@ -41,8 +41,8 @@ type Controller struct {
 	base     fairqueue.Config
 	borrow   seats.BorrowingOptions
 	retry    *RetryAfter
-	flows    *FlowLimiter // Options.FlowLimiter; nil: none
-	policy   SeatPolicy   // Options.SeatPolicy; nil: none
+	hook     admissionHook // the features on the request path (hook.go)
+	policy   SeatPolicy    // Options.SeatPolicy; nil: none
 
 	mu       sync.Mutex // configuration, adjustment and reaping
 	levels   map[string]*level
@@ -90,7 +90,7 @@ func New(objects *flowschema.Config, opts Options) (*Controller, error) {
 	c := &Controller{
 		clock: opts.Clock, obs: opts.Observer, serverCL: opts.ServerConcurrencyLimit, total: opts.ServerConcurrencyLimit,
 		base: opts.QueueSet, borrow: opts.Borrowing, retry: NewRetryAfter(), lenient: opts.Lenient, asStored: opts.AsStored,
-		flows: opts.FlowLimiter, policy: opts.SeatPolicy,
+		policy: opts.SeatPolicy,
 		levels: map[string]*level{}, closing: make(chan struct{}),
 	}
 	if c.clock == nil {
@@ -105,11 +105,12 @@ func New(objects *flowschema.Config, opts Options) (*Controller, error) {
 		return nil, err
 	}
 	if opts.Adaptive != nil {
-		c.adapt = newAdaptive(opts.Adaptive, opts.ServerConcurrencyLimit)
+		c.adapt = newAdaptive(c, opts.Adaptive, opts.ServerConcurrencyLimit)
 		c.mu.Lock()
 		c.startAdaptiveLocked(c.clock.Now())
 		c.mu.Unlock()
 	}
+	c.hook = newHook(opts.FlowLimiter, c.adapt)
 	switch {
 	case opts.AdjustPeriod == 0:
 		c.period = BorrowingAdjustmentPeriod

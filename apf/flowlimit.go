@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/fairslice/fairslice/fairqueue"
 )
 
 // FlowKey identifies a flow on one server: the priority level, the
@@ -159,8 +161,8 @@ func (l *FlowLimiter) refuse(t *ticket, now time.Time) {
 	l.leaveLocked(t, true, now)
 }
 
-// finished ends t, which executed until now.
-func (l *FlowLimiter) finished(t *ticket, now time.Time) {
+// finishedAt ends t, which executed until now.
+func (l *FlowLimiter) finishedAt(t *ticket, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	exec := now.Sub(t.r.StartTime())
@@ -181,37 +183,32 @@ func (l *FlowLimiter) leaveLocked(t *ticket, refused bool, now time.Time) {
 	t.flow = nil
 }
 
-// flowAdmit is Wait's check of Options.FlowLimiter, with t's level lock
-// held: true if the request may arrive.
-func (c *Controller) flowAdmit(t *ticket, now time.Time) bool {
-	return c.flows == nil || t.cl.Exempt || c.flows.admit(t, now)
+// arrived is the FlowLimiter as the controller's admission hook: it
+// counts t's seats in its flow's use, or refuses t over the flow's cap.
+// Exempt requests are neither counted nor capped.
+func (l *FlowLimiter) arrived(t *ticket, now time.Time) bool {
+	return t.cl.Exempt || l.admit(t, now)
 }
 
-// flowRefused ends t's accounting when it is rejected after flowAdmit.
-func (c *Controller) flowRefused(t *ticket, now time.Time) {
+func (l *FlowLimiter) waiting(*ticket) {}
+
+// dispatching counts t's seats as executing, or refuses t over its
+// flow's cap (it was queued before the cap came down).
+func (l *FlowLimiter) dispatching(t *ticket) bool { return t.flow == nil || l.started(t) }
+
+// rejected ends the accounting of t, counted at arrival and rejected
+// before it executed.
+func (l *FlowLimiter) rejected(t *ticket, now time.Time, _ fairqueue.Reason) {
 	if t.flow != nil {
-		c.flows.refuse(t, now)
+		l.refuse(t, now)
 	}
 }
 
-// finishCapped finishes at once, with lv.mu held, the requests
-// dispatched over their flow's cap, and wakes their waiters, who reject
-// them. Finishing one may dispatch more; they are finished too.
-func (lv *level) finishCapped(now time.Time) {
-	for len(lv.capped) > 0 {
-		t := lv.capped[0]
-		lv.capped = lv.capped[1:]
-		if _, lingering := lv.qs.Finish(now, &t.r); lingering {
-			lv.qs.Release(now, &t.r)
-		}
-		if lv.c.observe {
-			lv.c.obs.Finished(t.event(0), 0)
-			lv.c.obs.SeatsReleased(t.event(0))
-		}
-		t.capped = true
-		if t.ready != nil {
-			close(t.ready)
-		}
+// finished ends the accounting of t, which executed until now.
+func (l *FlowLimiter) finished(t *ticket, now time.Time, _ bool) {
+	if t.flow != nil {
+		l.finishedAt(t, now)
 	}
-	lv.capped = lv.capped[:0]
 }
+
+func (l *FlowLimiter) between() {}

@@ -35,7 +35,7 @@ type level struct {
 	removed   bool
 	timers    map[*ticket]fairqueue.Timer
 	win       window    // the adaptive total's samples
-	capped    []*ticket // dispatched over their flow's cap (flowlimit.go)
+	refused   []*ticket // refused by the hook at dispatch, to finish (settle)
 }
 
 // hooks adapts a level to fairqueue.Observer: only the queue length after
@@ -92,8 +92,8 @@ func newLevel(c *Controller, now time.Time, pl *flowschema.PriorityLevelConfigur
 // Called with lv.mu held.
 func (lv *level) dispatched(r *fairqueue.Request) {
 	t := ticketOf(r)
-	if t.flow != nil && !lv.c.flows.started(t) {
-		lv.capped = append(lv.capped, t) // woken by finishCapped
+	if !lv.c.hook.dispatching(t) {
+		lv.refused = append(lv.refused, t) // woken by settle
 		if lv.c.observe {
 			lv.c.obs.Dispatched(t.event(r.StartTime().Sub(r.ArrivalTime())))
 		}
@@ -137,7 +137,7 @@ func (lv *level) reconfigure(now time.Time, cfg fairqueue.Config) error {
 	if err := lv.qs.Reconfigure(now, cfg); err != nil {
 		return err
 	}
-	lv.finishCapped(now)
+	lv.settle(now)
 	lv.qcfg = lv.qs.Config()
 	return nil
 }
@@ -151,8 +151,7 @@ func (lv *level) release(t *ticket) {
 	}
 	delete(lv.timers, t)
 	now := lv.c.clock.Now()
-	lv.qs.Release(now, &t.r)
-	lv.finishCapped(now)
+	lv.releaseSeats(now, t)
 	lv.c.obs.SeatsReleased(t.event(0))
 	lv.c.recycle(t)
 	reap := lv.quiescing && lv.qs.IsIdle()
@@ -160,4 +159,63 @@ func (lv *level) release(t *ticket) {
 	if reap {
 		lv.c.maybeReap(lv)
 	}
+}
+
+// The queue-set operations that may dispatch requests go through these,
+// each settling the requests the hook refused at dispatch, so that none
+// stays dispatched past the operation. Called with lv.mu held.
+
+// arrive hands t to the queue set: "" if it was admitted (executing or
+// waiting), else the reason it was rejected.
+func (lv *level) arrive(now time.Time, t *ticket, flowHash uint64, we fairqueue.WorkEstimate) fairqueue.Reason {
+	reason := lv.qs.Arrive(now, &t.r, flowHash, we)
+	lv.settle(now)
+	return reason
+}
+
+// remove takes waiting t out of its queue, as an expiry of its wait limit
+// or a cancellation; false if it had been dispatched.
+func (lv *level) remove(now time.Time, t *ticket, expire bool) bool {
+	remove := lv.qs.Cancel
+	if expire {
+		remove = lv.qs.Expire
+	}
+	removed := remove(now, &t.r)
+	lv.settle(now)
+	return removed
+}
+
+// finish ends t's execution; lingering t keeps its final seats until at.
+func (lv *level) finish(now time.Time, t *ticket) (at time.Time, lingering bool) {
+	at, lingering = lv.qs.Finish(now, &t.r)
+	lv.settle(now)
+	return at, lingering
+}
+
+// releaseSeats gives back the final seats of finished t.
+func (lv *level) releaseSeats(now time.Time, t *ticket) {
+	lv.qs.Release(now, &t.r)
+	lv.settle(now)
+}
+
+// settle finishes at once the requests the hook refused at dispatch, and
+// wakes their waiters, who reject them. Finishing one may dispatch more;
+// they are settled too.
+func (lv *level) settle(now time.Time) {
+	for len(lv.refused) > 0 {
+		t := lv.refused[0]
+		lv.refused = lv.refused[1:]
+		if _, lingering := lv.qs.Finish(now, &t.r); lingering {
+			lv.qs.Release(now, &t.r)
+		}
+		if lv.c.observe {
+			lv.c.obs.Finished(t.event(0), 0)
+			lv.c.obs.SeatsReleased(t.event(0))
+		}
+		t.refused = true
+		if t.ready != nil {
+			close(t.ready)
+		}
+	}
+	lv.refused = lv.refused[:0]
 }

@@ -33,8 +33,8 @@ type ticket struct {
 
 	queued bool // entered a queue (set under lv.mu)
 
-	flow   *flowUse // counted by Options.FlowLimiter; nil: not
-	capped bool     // dispatched over its flow's cap: to be rejected
+	flow    *flowUse // counted by Options.FlowLimiter; nil: not
+	refused bool     // refused by the hook at dispatch: to be rejected
 }
 
 // live returns the state of t, panicking if t has been finished.
@@ -89,7 +89,7 @@ func (c *Controller) newTicket() *ticket {
 // recycle returns t to the pool once nothing refers to it: rejected, or
 // finished with its seats released.
 func (c *Controller) recycle(t *ticket) {
-	t.lv, t.ready, t.cl, t.req, t.seats, t.queued, t.flow, t.capped = nil, nil, Classification{}, nil, 0, false, nil, false
+	t.lv, t.ready, t.cl, t.req, t.seats, t.queued, t.flow, t.refused = nil, nil, Classification{}, nil, 0, false, nil, false
 	t.r = fairqueue.Request{}
 	c.tickets.Put(t)
 }
@@ -121,14 +121,8 @@ func (h Ticket) finish(sample bool) {
 		panic("apf: Ticket.Finish called twice")
 	}
 	now := c.clock.Now()
-	at, lingering := lv.qs.Finish(now, &t.r)
-	if c.adapt != nil && sample {
-		c.adapt.sampled(lv, t.r.StartTime(), now.Sub(t.r.StartTime()))
-	}
-	lv.finishCapped(now)
-	if t.flow != nil {
-		c.flows.finished(t, now)
-	}
+	at, lingering := lv.finish(now, t)
+	c.hook.finished(t, now, sample)
 	if c.observe {
 		c.obs.Finished(t.event(0), now.Sub(t.r.StartTime()))
 	}
@@ -140,8 +134,7 @@ func (h Ticket) finish(sample bool) {
 		}
 		done = true
 	case c.closed.Load():
-		lv.qs.Release(now, &t.r)
-		lv.finishCapped(now)
+		lv.releaseSeats(now, t)
 		c.obs.SeatsReleased(t.event(0))
 		done = true
 	default:
@@ -155,7 +148,5 @@ func (h Ticket) finish(sample bool) {
 	if reap {
 		c.maybeReap(lv)
 	}
-	if c.adapt != nil {
-		c.maybeRevise(now)
-	}
+	c.hook.between()
 }

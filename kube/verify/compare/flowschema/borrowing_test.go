@@ -73,17 +73,17 @@ func TestBorrowingGolden(t *testing.T) {
 			t.Fatalf("case %d: %v", k, err)
 		}
 		var nominal, minCL, maxCL []int
-		var seats []uint64
+		var maxSeats []uint64
 		levels := make([]seats.BorrowingLevel, len(limits))
 		for i, l := range limits {
 			nominal, minCL, maxCL = append(nominal, l.NominalCL), append(minCL, l.MinCL), append(maxCL, l.MaxCL)
-			seats = append(seats, uint64(l.MaxSeats))
+			maxSeats = append(maxSeats, uint64(l.MaxSeats))
 			levels[i] = seats.BorrowingLevel{Limits: l, CurrentCL: l.InitialCL}
 		}
 		if diff := cmp.Diff([][]int{gc.Nominal, gc.Min, gc.Max}, [][]int{nominal, minCL, maxCL}); diff != "" {
 			t.Fatalf("case %d: static limits mismatch (-upstream +fairslice):\n%s", k, diff)
 		}
-		if diff := cmp.Diff(gc.MaxSeats, seats); diff != "" {
+		if diff := cmp.Diff(gc.MaxSeats, maxSeats); diff != "" {
 			t.Fatalf("case %d: max seats mismatch (-upstream +fairslice):\n%s", k, diff)
 		}
 		apply := func(a seats.Allocation) []int {
