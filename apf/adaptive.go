@@ -88,7 +88,9 @@ func (o *AdaptiveOptions) validate(serverCL int) error {
 	if o.Max < 0 {
 		bad("Max", o.Max, "must not be negative")
 	}
-	if max(o.Min, 1) > o.resolvedMax(serverCL) && o.Max >= 0 {
+	// Max 0 means the ServerConcurrencyLimit: when that is missing, its own
+	// error says so, and there is no ceiling to compare Min with.
+	if m := o.resolvedMax(serverCL); max(o.Min, 1) > m && m > 0 {
 		bad("Min", o.Min, fmt.Sprintf("must not exceed Max (%d)", o.resolvedMax(serverCL)))
 	}
 	if o.Interval < 0 {

@@ -17,6 +17,10 @@ const (
 	DebugPathPriorityLevels = "/debug/api_priority_and_fairness/dump_priority_levels"
 	DebugPathQueues         = "/debug/api_priority_and_fairness/dump_queues"
 	DebugPathRequests       = "/debug/api_priority_and_fairness/dump_requests"
+	// DebugPathSeats, beyond upstream, shows the seat plan in force: the
+	// total divided among the levels (Controller.Total) and each level's
+	// limits (see WriteSeats).
+	DebugPathSeats = "/debug/api_priority_and_fairness/dump_seats"
 )
 
 // LevelDump is a snapshot of one priority level.
@@ -124,6 +128,26 @@ func WriteRequests(w io.Writer, dumps []LevelDump, details bool) error {
 	return tw.Flush()
 }
 
+// WriteSeats writes dump_seats' text: the total divided among the levels,
+// then one row per priority level, in name order, with its limits from the
+// seat plan in force: nominal, lower and upper bounds, the borrowing's
+// current limit (Borrowed), the one in force (Current, which a SeatPolicy
+// may have decided) and the smoothed seat demand.
+func WriteSeats(w io.Writer, total int, dumps []LevelDump) error {
+	tw := debugTabWriter(w)
+	writeRow(tw, "Total", strconv.Itoa(total))
+	io.WriteString(tw, "\n")
+	writeRow(tw, "PriorityLevelName", "Nominal", "Lower", "Upper", "Borrowed", "Current", "DemandSmoothed")
+	io.WriteString(tw, "\n")
+	for i := range dumps {
+		l := &dumps[i].Limits
+		writeRow(tw, dumps[i].Name, strconv.Itoa(l.Nominal), strconv.Itoa(l.Lower), strconv.Itoa(l.Upper),
+			strconv.Itoa(l.Borrowed), strconv.Itoa(l.Current), strconv.FormatFloat(l.DemandSmoothed, 'f', 2, 64))
+		io.WriteString(tw, "\n")
+	}
+	return tw.Flush()
+}
+
 // requestDetails returns the columns dump_requests adds with
 // includeRequestDetails: the user and request attributes.
 func requestDetails(r *fairqueue.RequestDump) []string {
@@ -140,8 +164,9 @@ func requestDetails(r *fairqueue.RequestDump) []string {
 }
 
 // DebugHandler serves upstream's three debug endpoints (see the DebugPath
-// constants) in their text formats; dump_requests takes
-// ?includeRequestDetails=1. Other paths get 404.
+// constants) in their text formats, and dump_seats (DebugPathSeats,
+// beyond upstream); dump_requests takes ?includeRequestDetails=1. Other
+// paths get 404.
 func (c *Controller) DebugHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var err error
@@ -152,6 +177,8 @@ func (c *Controller) DebugHandler() http.Handler {
 			err = WriteQueues(w, c.Dump())
 		case DebugPathRequests:
 			err = WriteRequests(w, c.Dump(), r.URL.Query().Get("includeRequestDetails") != "")
+		case DebugPathSeats:
+			err = WriteSeats(w, c.Total(), c.Dump())
 		default:
 			http.NotFound(w, r)
 			return
@@ -162,10 +189,11 @@ func (c *Controller) DebugHandler() http.Handler {
 	})
 }
 
-// InstallDebug registers DebugHandler at the three debug paths of mux.
+// InstallDebug registers DebugHandler at the four debug paths of mux.
 func (c *Controller) InstallDebug(mux *http.ServeMux) {
 	h := c.DebugHandler()
 	mux.Handle(DebugPathPriorityLevels, h)
 	mux.Handle(DebugPathQueues, h)
 	mux.Handle(DebugPathRequests, h)
+	mux.Handle(DebugPathSeats, h)
 }

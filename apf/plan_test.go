@@ -2,6 +2,9 @@ package apf
 
 import (
 	"context"
+	"fmt"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -218,4 +221,58 @@ func TestAdjustTicker(t *testing.T) {
 		t.Errorf("adjustments continued after Close")
 	}
 	c.AdjustBorrowing(time.Now()) // no-op after Close
+}
+
+// TestStandaloneLimitsAddUpToAboutTheNominalSum pins what the
+// StandaloneOptions doc says: the limits add up to about the levels'
+// nominal sum, which rounding up makes more than the server at small
+// totals (8 at 2 seats), not to at most the server.
+func TestStandaloneLimitsAddUpToAboutTheNominalSum(t *testing.T) {
+	for _, tc := range []struct{ server, want int }{{2, 8}, {600, 601}} {
+		c, err := New(nil, StandaloneOptions(tc.server))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := 0
+		for _, l := range c.Limits() {
+			sum += l.Current
+		}
+		c.Close()
+		if sum != tc.want {
+			t.Errorf("StandaloneOptions(%d): the limits add up to %d, want %d", tc.server, sum, tc.want)
+		}
+	}
+}
+
+// TestAdaptiveWithoutServerLimitIsOneError: a missing
+// ServerConcurrencyLimit is reported once, not also as a Min above a Max
+// of 0 (Max 0 means the missing limit).
+func TestAdaptiveWithoutServerLimitIsOneError(t *testing.T) {
+	_, err := New(nil, Options{Adaptive: &AdaptiveOptions{}})
+	if err == nil || !strings.Contains(err.Error(), "ServerConcurrencyLimit=0") || strings.Contains(err.Error(), "must not exceed") {
+		t.Errorf("New(Adaptive, no ServerConcurrencyLimit) = %v, want only the ServerConcurrencyLimit error", err)
+	}
+}
+
+// TestDumpSeatsShowsThePlan: dump_seats shows the total and each level's
+// borrowed and current limits, the policy's where it decided one.
+func TestDumpSeatsShowsThePlan(t *testing.T) {
+	policy := &heldPolicy{held: map[string]int{"work": 11}}
+	c, err := New(mustDecode(t, borrowYAML), Options{ServerConcurrencyLimit: 25, Clock: newFakeClock(), AdjustPeriod: ManualAdjustment, SeatPolicy: policy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rec := httptest.NewRecorder()
+	c.DebugHandler().ServeHTTP(rec, httptest.NewRequest("GET", DebugPathSeats, nil))
+	lines := strings.Split(strings.TrimSpace(rec.Body.String()), "\n")
+	work := levelLimits(c, "work")
+	want := []string{"Total, 25", "PriorityLevelName, Nominal, Lower, Upper, Borrowed, Current, DemandSmoothed"}
+	if len(lines) < 2 || collapse(lines[0]) != want[0] || collapse(lines[1]) != want[1] {
+		t.Fatalf("dump_seats header:\n%s", rec.Body.String())
+	}
+	row := fmt.Sprintf("work, %d, %d, %d, %d, 11, 0.00", work.Nominal, work.Lower, work.Upper, work.Borrowed)
+	if !strings.Contains(collapse(rec.Body.String()), row) || work.Borrowed == 11 {
+		t.Errorf("dump_seats does not show work's row %q (borrowed %d, held at 11):\n%s", row, work.Borrowed, rec.Body.String())
+	}
 }

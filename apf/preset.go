@@ -12,11 +12,17 @@ import (
 // usual.
 //
 // It turns on AdjustOnStarvation, seats.BorrowingOptions'
-// SubtractExemptUsage (limits never add up to more than the server while
-// exempt requests run), and fairqueue.Config's FixZeroLimitAdmission,
+// SubtractExemptUsage (the levels' limits do not grow by the seats exempt
+// requests use, as upstream's do), and fairqueue.Config's
+// FixZeroLimitAdmission,
 // ClampFinalSeatsWithoutQueues and FixStaleQueueRemoval. The zero Options
 // (with ServerConcurrencyLimit) decide as kube-apiserver does, bugs
 // included.
+//
+// The limits still add up to about the sum of the levels' nominal
+// limits, which upstream's rounding up makes more than the server's seats
+// (every level with shares gets at least one): with the default
+// configuration, 8 seats at a ServerConcurrencyLimit of 2 and 601 at 600.
 func StandaloneOptions(serverConcurrencyLimit int) Options {
 	return Options{
 		ServerConcurrencyLimit: serverConcurrencyLimit,
