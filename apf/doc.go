@@ -36,16 +36,34 @@
 // concurrency (quiescing, shown by dump_priority_levels) and is dropped
 // when idle; requests are never lost.
 //
-// # Where the limits come from
+// # Where seats are decided
 //
-// One function sets every level's limits from a total: setTotalLocked
-// (borrowing.go) takes the total, recomputes each level's nominal,
-// lendable and borrowing seats from the shares (seats.ComputeLimits)
-// and re-divides the current limits by borrowing (seats.Borrow) with
-// the demand statistics of the last periodic adjustment. The periodic
-// adjustment folds a period's demand in and re-divides the same total.
-// The total is Options.ServerConcurrencyLimit unless Options.Adaptive is
-// set; anything else that moves the total should call setTotalLocked too.
+// A level's seats change in one place, Controller.planLocked (plan.go):
+// it reads every level's configuration, demand statistics and limit in
+// force, asks two policies, computes a seats.Plan with seats.Compute (a
+// pure function: static limits from the shares, the borrowing, the
+// overrides within each level's bounds) and applies it (applyLocked: the
+// limits, each queue set's concurrency limit, the Observer). The policies:
+//
+//   - the total: Options.ServerConcurrencyLimit, or with Options.Adaptive
+//     the adaptive total (see Total);
+//   - the overrides: Options.SeatPolicy's CurrentLimits (package
+//     apf/fleet's Coordinator gives a fleet's level limits); nil leaves
+//     every level to the borrowing.
+//
+// A plan is made on a configuration change (Reconfigure, and when a
+// quiescing level is dropped), at the periodic adjustment (AdjustBorrowing,
+// which first folds the period's demand in; every Options.AdjustPeriod, or
+// at once for a starving level with Options.AdjustOnStarvation), when the
+// adaptive total moves, and on Replan (a SeatPolicy that changed its
+// mind). Limits shows the plan in force, each level's Borrowed (the
+// borrowing's limit) beside its Current; Total the total; the dump_seats
+// debug endpoint both.
+//
+// The request path calls one internal admission hook (hook.go) at
+// arrival, waiting, dispatch, rejection and finish; Options.FlowLimiter
+// and Options.Adaptive implement it, and a controller with neither runs a
+// hook that does nothing.
 //
 // # Adaptive total
 //
@@ -101,8 +119,8 @@
 //     requests are never limited: the exempt level queues nothing and
 //     ignores its limit, whatever the total.
 //
-// Each level's seats then follow from the total through setTotalLocked, as
-// upstream's shares prescribe, and borrowing keeps re-dividing them every
+// Each level's seats then follow from the total through the seat plan (see
+// "Where seats are decided"), as upstream's shares prescribe, and borrowing keeps re-dividing them every
 // period. backendsim simulates the rule against a backend of N slots; the
 // constants were chosen there (BENCHMARKS.md, "apf: the adaptive total";
 // the measurements behind each choice are in

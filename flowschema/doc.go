@@ -22,8 +22,9 @@
 // reports every problem the API server would refuse, Compile builds an
 // immutable Classifier whose Classify method answers without allocating,
 // Explain says why, and Lint finds FlowSchemas that can never match,
-// dangling references and unreachable levels. ComputeLimits and Borrow are
-// pure functions of explicit inputs.
+// dangling references and unreachable levels. How a level's shares
+// become seats (its limits and the borrowing between levels) is package
+// seats.
 //
 // # Defaults
 //
@@ -54,8 +55,6 @@
 //     or catch-all level the configuration lacks is dangling. The
 //     distinguisher and hash are computed only for non-exempt levels that
 //     queue with more than one queue.
-//   - Limits: finishQueueSetReconfigsLocked and max_seats.go; borrowing:
-//     updateBorrowingLocked, seatDemandStats and conc_alloc.go.
 //
 // # Differences
 //
@@ -68,11 +67,5 @@
 //     priority level whose type is neither Limited nor Exempt — Compile
 //     returns an error or ignores the level. With AsStored, a Limited
 //     level without nominalConcurrencyShares (upstream dereferences nil)
-//     gets the default 30, and a queuing section with queues 0 and hand
-//     size 0 (upstream divides by the hand size) gets max seats as for a
-//     hand of 1.
-//   - BorrowingOptions.SubtractExemptUsage is an opt-in fix: upstream lets
-//     the non-exempt levels share all of Σ NominalCL even while exempt
-//     requests use seats, so the limits can add up to more than the server
-//     has.
+//     gets the default 30 (package seats' limits count it so too).
 package flowschema

@@ -23,16 +23,20 @@
 //     replicas gets one share in total, and a flow pinned to a busy
 //     replica keeps its share there.
 //
-// A Coordinator runs both on an apf.Controller: each round (Round at
-// the caller's time, or Start's own goroutine) runs the controller's
-// borrowing adjustment (Controller.AdjustBorrowingHolding: the fleet's
-// level limits of the round before stay applied through it and the
-// exchange, so no queued request is dispatched at the replica's own
+// Join builds an apf.Controller and the Coordinator that runs both
+// decisions on it, with what they share stated once: the Coordinator is
+// the controller's apf.SeatPolicy and runs its borrowing adjustment, and
+// the controller's apf.FlowLimiter enforces the caps. Each round (Round
+// at the caller's time, or Start's own goroutine) runs the controller's
+// adjustment (the controller asks the Coordinator inside it, so the
+// fleet's level limits of the round before stay in force through it and
+// the exchange: no queued request is dispatched at the replica's own
 // borrowing result in between), builds the Summary from the controller's
-// level statistics (with the replica's own borrowing result as each
-// level's CurrentCL) and its apf.FlowLimiter's per-flow seat-seconds,
-// exchanges it, and applies the decisions: LevelLimits through
-// Controller.SetCurrentLimits, FlowCaps as the FlowLimiter's caps, which
+// level statistics (each level's Limits.Borrowed, the replica's own
+// borrowing result, as its CurrentCL) and the FlowLimiter's per-flow
+// seat-seconds, exchanges it, and takes the decisions: LevelLimits as the
+// Coordinator's answer to the controller (put in force at once by
+// Controller.Replan), FlowCaps as the FlowLimiter's caps, which
 // Wait enforces (a capped flow's request is refused with
 // concurrency-limit on arrival, or at dispatch if it queued before the
 // cap came down). The request path pays one mutex and one map lookup at
