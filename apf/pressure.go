@@ -57,8 +57,9 @@ const HeaderEndpointLoadMetrics = "endpoint-load-metrics"
 // A58) ignores a report without it and weighs an endpoint by
 // rps_fractional / utilization, so with 1 the weight is 1/pressure and a
 // saturated replica weighs less than an idle one. With the real rate
-// beside it, the replica serving the most calls (the saturated one) looks
-// most capable.
+// beside a utilization capped at 1, rate / utilization is each replica's
+// capacity, saturated or not, and the balancer does not steer (package
+// grpcapf's doc has the measurement).
 func FormatLoadReport(utilization float64) string {
 	return "TEXT application_utilization=" + strconv.FormatFloat(utilization, 'f', 6, 64) + ", rps_fractional=1"
 }
