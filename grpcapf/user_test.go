@@ -76,3 +76,37 @@ func TestCertificateUser(t *testing.T) {
 		}
 	}
 }
+
+// FuzzMetadataUser checks MetadataUser's promises on any metadata: a
+// caller either is refused for a reserved name, or is anonymous, or is a
+// named user whose groups end with system:authenticated and name nothing
+// reserved or blank.
+func FuzzMetadataUser(f *testing.F) {
+	f.Add("alice", "tenants", "team-a")
+	f.Add("", "tenants", "")
+	f.Add(" system:masters", "", "")
+	f.Add("mallory", "system:masters ", "x")
+	f.Fuzz(func(t *testing.T, user, g1, g2 string) {
+		got, err := metadataUser(incoming(user, g1, g2), checkMethod)
+		if err != nil {
+			if status.Code(err) != codes.PermissionDenied || !(apf.IsReserved(user) || apf.IsReserved(g1) || apf.IsReserved(g2)) {
+				t.Fatalf("MetadataUser(%q, %q, %q) error %v, want PermissionDenied only for a reserved name", user, g1, g2, err)
+			}
+			return
+		}
+		if got.Name == "system:anonymous" {
+			if diff := cmp.Diff([]string{"system:unauthenticated"}, got.Groups); diff != "" {
+				t.Fatalf("anonymous groups (-want +got):\n%s", diff)
+			}
+			return
+		}
+		if got.Name == "" || apf.IsReserved(got.Name) || len(got.Groups) == 0 || got.Groups[len(got.Groups)-1] != "system:authenticated" {
+			t.Fatalf("MetadataUser(%q, %q, %q) = %+v", user, g1, g2, got)
+		}
+		for _, g := range got.Groups[:len(got.Groups)-1] {
+			if g == "" || apf.IsReserved(g) {
+				t.Fatalf("MetadataUser(%q, %q, %q) = %+v: group %q", user, g1, g2, got, g)
+			}
+		}
+	})
+}
