@@ -138,10 +138,19 @@ var metadataUser = grpcapf.MetadataUser("x-user", "x-group")
 // there is one. It reads the protobuf wire format directly.
 func loadReport(t testing.TB, md metadata.MD) (utilization, rps float64, ok bool) {
 	t.Helper()
+	r, ok := loadReportFields(t, md)
+	return r[9], r[6], ok
+}
+
+// loadReportFields decodes the double fields of the ORCA report in
+// trailer md, by field number.
+func loadReportFields(t testing.TB, md metadata.MD) (map[uint64]float64, bool) {
+	t.Helper()
 	v := md.Get("endpoint-load-metrics-bin")
 	if len(v) == 0 {
-		return 0, 0, false
+		return nil, false
 	}
+	fields := map[uint64]float64{}
 	b := []byte(v[0])
 	for len(b) > 0 {
 		key, n := binary.Uvarint(b)
@@ -154,13 +163,7 @@ func loadReport(t testing.TB, md metadata.MD) (utilization, rps float64, ok bool
 			_, n = binary.Uvarint(b)
 			b = b[n:]
 		case 1:
-			f := math.Float64frombits(binary.LittleEndian.Uint64(b))
-			switch key >> 3 {
-			case 9:
-				utilization = f
-			case 6:
-				rps = f
-			}
+			fields[key>>3] = math.Float64frombits(binary.LittleEndian.Uint64(b))
 			b = b[8:]
 		case 2:
 			l, n := binary.Uvarint(b)
@@ -171,7 +174,7 @@ func loadReport(t testing.TB, md metadata.MD) (utilization, rps float64, ok bool
 			t.Fatalf("bad wire type in load report %x", v[0])
 		}
 	}
-	return utilization, rps, true
+	return fields, true
 }
 
 // waitFor polls cond for up to 10 s.

@@ -46,6 +46,9 @@ func TestLoadReportsCarryTheLevelsPressureWithRateOne(t *testing.T) {
 	if !ok || u != 7.0/3 || rps != 1 {
 		t.Errorf("rejected call's load report = %v, %v, %v; want utilization 7/3 (3 seats held + 4 waiting over 3), rps 1", u, rps, ok)
 	}
+	if fields, _ := loadReportFields(t, md); fields[1] != 0.25 {
+		t.Errorf("rejected call's load report cpu_utilization = %v, want Options.ServerMetrics' 0.25", fields[1])
+	}
 	close(b.release)
 	// The first to finish saw 3 held and up to 4 waiting: above 1.
 	highest := 0.0

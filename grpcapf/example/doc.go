@@ -5,7 +5,12 @@
 //	go run ./server -addr 127.0.0.1:50051 &
 //	go run ./server -addr 127.0.0.1:50052 &
 //	go run ./server -addr 127.0.0.1:50053 &
+//	go run ./client -servers 127.0.0.1:50051 -user heavy -workers 300 -duration 30s &
 //	go run ./client -servers 127.0.0.1:50051,127.0.0.1:50052,127.0.0.1:50053 -user alice
+//
+// The heavy user, pinned to the first server, fills its level there; alice's
+// calls, balanced over the three, go mostly to the other two, since the
+// first reports a pressure above 1.
 //
 // The server (server/main.go) serves the standard health service as its
 // one RPC (replace it with yours), puts grpcapf's interceptors in front of
