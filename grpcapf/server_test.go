@@ -176,3 +176,30 @@ func TestClosedControllerAnswersUnavailableWithPushback(t *testing.T) {
 		t.Errorf("call after Close: %v, trailer %v; want Unavailable with %s", err, trailer, grpcapf.HeaderRetryPushback)
 	}
 }
+
+func TestRPCWithoutDeadlineWaitsDefaultWaitLimit(t *testing.T) {
+	c := newController(t, 4)
+	b := newBlocker()
+	client := serve(t, c, grpcapf.Options{User: metadataUser, DefaultWaitLimit: 100 * time.Millisecond}, b)
+	ctx := as(t.Context(), "alice", "tenants")
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() { _, err := client.Check(ctx, &healthpb.HealthCheckRequest{}); errs <- err }()
+		recv(t, b.entered, "admitted call")
+	}
+	// No deadline: it waits DefaultWaitLimit (100 ms), not apf's 15 s, and
+	// is rejected while the three still hold the seats; recv gives up
+	// after 10 s, before the 15 s.
+	probe := make(chan error, 1)
+	go func() { _, err := client.Check(ctx, &healthpb.HealthCheckRequest{}); probe <- err }()
+	err := recv(t, probe, "call without a deadline, rejected after DefaultWaitLimit")
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "time-out") {
+		t.Errorf("call without a deadline to a full level: %v, want ResourceExhausted (time-out)", err)
+	}
+	close(b.release)
+	for range 3 {
+		if err := recv(t, errs, "released call"); err != nil {
+			t.Errorf("admitted call: %v", err)
+		}
+	}
+}
