@@ -24,6 +24,11 @@
 // carrying APF's Retry-After; an RPC whose client cancels or whose
 // deadline passes gives its seat back, waiting or executing.
 //
+// Admission happens in interceptors, not in a tap.ServerInHandle: a tap
+// handle runs on the connection's reader goroutine, so a call waiting
+// there for a seat would stall every call of the connection. Options.Bypass
+// names the RPCs that skip APF (by default ORCA's out-of-band stream).
+//
 // # Load reports
 //
 // With Options.LoadReports every RPC, admitted or rejected, ends with an

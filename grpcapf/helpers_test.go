@@ -103,12 +103,19 @@ func (b *blocker) Watch(req *healthpb.HealthCheckRequest, stream grpc.ServerStre
 // in-memory listener and returns a client of it; both stop at cleanup.
 func serve(t testing.TB, c *apf.Controller, opts grpcapf.Options, b healthpb.HealthServer) healthpb.HealthClient {
 	t.Helper()
+	return healthpb.NewHealthClient(serveWith(t, c, opts, func(s *grpc.Server) { healthpb.RegisterHealthServer(s, b) }))
+}
+
+// serveWith is serve with the services register registers, returning the
+// client connection.
+func serveWith(t testing.TB, c *apf.Controller, opts grpcapf.Options, register func(*grpc.Server)) *grpc.ClientConn {
+	t.Helper()
 	sopts, err := grpcapf.ServerOptions(c, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := grpc.NewServer(sopts...)
-	healthpb.RegisterHealthServer(s, b)
+	register(s)
 	lis := bufconn.Listen(1 << 20)
 	go s.Serve(lis)
 	conn, err := grpc.NewClient("passthrough:///bufconn",
@@ -118,7 +125,7 @@ func serve(t testing.TB, c *apf.Controller, opts grpcapf.Options, b healthpb.Hea
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close(); s.Stop() })
-	return healthpb.NewHealthClient(conn)
+	return conn
 }
 
 // as returns ctx carrying the metadata MetadataUser("x-user", "x-group")

@@ -58,6 +58,16 @@ type Options struct {
 	// Streams says how long a stream holds its seat; the zero value is
 	// StreamsUntilInitialized.
 	Streams StreamSeats
+	// Bypass reports the RPCs that skip APF altogether (no admission, no
+	// seat, no load report), as upstream lets long-running requests other
+	// than watches bypass it. nil bypasses the ORCA out-of-band service
+	// (LoadReportServiceMethod) only: a balancer's report stream lives as
+	// long as its connection, and must not wait for a seat when the server
+	// is saturated, which is when its reports matter. A stream that never
+	// calls StreamInitialized, such as the standard health service's
+	// Watch, holds a seat for its life: bypass it, or give it a level
+	// sized for it.
+	Bypass func(fullMethod string) bool
 	// DefaultWaitLimit is how long an RPC without a deadline may wait in
 	// its queue; zero is apf.DefaultRequestWaitLimit (15 s). An RPC with
 	// a deadline may wait a quarter of the time left, at most a minute,
@@ -84,6 +94,14 @@ func (o *Options) validate(c *apf.Controller) error {
 	}
 	return errors.Join(errs...)
 }
+
+// LoadReportServiceMethod is the full method of ORCA's out-of-band load
+// report stream, which RegisterLoadReportService serves.
+const LoadReportServiceMethod = "/xds.service.orca.v3.OpenRcaService/StreamCoreMetrics"
+
+// DefaultBypass is the Bypass of a nil Options.Bypass: it bypasses the
+// ORCA out-of-band service only.
+func DefaultBypass(fullMethod string) bool { return fullMethod == LoadReportServiceMethod }
 
 // MethodRequestInfo maps an RPC to the attributes of a non-resource
 // request: Path is the full method ("/package.Service/Method"), and Verb is

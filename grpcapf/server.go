@@ -46,6 +46,9 @@ func newServer(c *apf.Controller, opts Options) *server {
 	if s.opts.DefaultWaitLimit == 0 {
 		s.opts.DefaultWaitLimit = apf.DefaultRequestWaitLimit
 	}
+	if s.opts.Bypass == nil {
+		s.opts.Bypass = DefaultBypass
+	}
 	return s
 }
 
@@ -83,6 +86,9 @@ func (s *server) finishTicket(ctx context.Context, t apf.Ticket) {
 }
 
 func (s *server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if s.opts.Bypass(info.FullMethod) {
+		return handler(ctx, req)
+	}
 	t, err := s.admit(ctx, info.FullMethod, false)
 	if err != nil {
 		return nil, s.refuse(ctx, grpc.SetTrailer, err)
@@ -92,6 +98,9 @@ func (s *server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo,
 }
 
 func (s *server) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if s.opts.Bypass(info.FullMethod) {
+		return handler(srv, ss)
+	}
 	ctx := ss.Context()
 	t, err := s.admit(ctx, info.FullMethod, true)
 	if err != nil {

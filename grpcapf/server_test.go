@@ -203,3 +203,25 @@ func TestRPCWithoutDeadlineWaitsDefaultWaitLimit(t *testing.T) {
 		}
 	}
 }
+
+func TestBypassedRPCsTakeNoSeat(t *testing.T) {
+	c := newController(t, 4)
+	b := newBlocker()
+	client := serve(t, c, grpcapf.Options{User: metadataUser, Bypass: func(m string) bool { return m == checkMethod }}, b)
+	done := make(chan error, 1)
+	go func() {
+		_, err := client.Check(as(t.Context(), "alice", "tenants"), &healthpb.HealthCheckRequest{})
+		done <- err
+	}()
+	recv(t, b.entered, "bypassed call")
+	if _, seats := counts(c); seats != 0 {
+		t.Errorf("seats held by a bypassed call = %d, want 0", seats)
+	}
+	close(b.release)
+	if err := recv(t, done, "bypassed call"); err != nil {
+		t.Error(err)
+	}
+	if !grpcapf.DefaultBypass(grpcapf.LoadReportServiceMethod) || grpcapf.DefaultBypass(checkMethod) {
+		t.Error("DefaultBypass bypasses something other than the ORCA out-of-band stream alone")
+	}
+}
