@@ -113,6 +113,13 @@ func TestHandlerLoadMetricsHeaderCarriesTheLevelsPressure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	on, _ := c.Handler(http.NotFoundHandler(), HandlerOptions{User: RequestHeaderUser, LoadMetricsHeader: true})
+	if got := get(t, on, "/api/v1/namespaces/a/pods/p", "root", "system:masters").Header().Values(HeaderEndpointLoadMetrics); got != nil {
+		t.Errorf("exempt request: %s = %q, want none", HeaderEndpointLoadMetrics, got)
+	}
+	if got := get(t, on, "/api/v1/namespaces/a/pods/p", "alice", "tenants").Header().Values(HeaderEndpointLoadMetrics); len(got) != 1 {
+		t.Errorf("request alone at its level: %s = %q, want one", HeaderEndpointLoadMetrics, got)
+	}
 	off, _ := c.Handler(http.NotFoundHandler(), HandlerOptions{User: RequestHeaderUser})
 	if got := get(t, off, "/api/v1/namespaces/a/pods/p", "alice", "tenants").Header().Values(HeaderEndpointLoadMetrics); got != nil {
 		t.Errorf("without LoadMetricsHeader: %s = %q, want none", HeaderEndpointLoadMetrics, got)

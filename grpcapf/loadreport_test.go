@@ -90,3 +90,36 @@ func TestNoLoadReportsWithoutTheOption(t *testing.T) {
 		t.Errorf("load report sent without Options.LoadReports: %v", md)
 	}
 }
+
+func TestStreamReleasedAtInitializationReportsTheLevelsPressureAtItsEnd(t *testing.T) {
+	c := newController(t, 4) // work: 3 seats
+	b := newBlocker()
+	client := serve(t, c, grpcapf.Options{User: metadataUser, LoadReports: true}, b)
+	ctx := as(t.Context(), "alice", "tenants")
+	done := make(chan error, 1)
+	go func() { _, err := client.Check(ctx, &healthpb.HealthCheckRequest{}); done <- err }()
+	recv(t, b.entered, "unary call holding a seat")
+	stream, err := client.Watch(ctx, &healthpb.HealthCheckRequest{Service: "init"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recv(t, b.entered, "stream, initialized")
+	if _, seats := counts(c); seats != 1 {
+		t.Fatalf("seats held with the stream initialized = %d, want 1 (the unary call's)", seats)
+	}
+	close(b.release)
+	if err := recv(t, done, "unary call"); err != nil {
+		t.Fatal(err)
+	}
+	// Sent when the stream ends, from the level (its ticket is finished:
+	// reading it would panic). The unary call may have ended first, leaving
+	// the level idle and the report empty; if any, it is at most the unary
+	// call's third.
+	stream.Recv()
+	if _, err := stream.Recv(); err == nil {
+		t.Fatal("stream did not end")
+	}
+	if u, _, ok := loadReport(t, stream.Trailer()); ok && u > 1.0/3 {
+		t.Errorf("released stream's report = %v, want at most 1/3 (it holds no seat)", u)
+	}
+}
