@@ -44,9 +44,11 @@
 // each server's capacity, the same on a saturated replica as on an idle
 // one, and the balancer does not steer at all (measured: as round_robin).
 // The real rate beside the uncapped pressure steers, but less than 1
-// does. BENCHMARKS.md ("gRPC: steering by APF pressure") has the
-// measurements with three real servers. RegisterLoadReportService
-// serves the same number out of band for clients that enable it.
+// does. BENCHMARKS.md ("grpcapf: steering by APF pressure") has the
+// measurements with three real servers, and
+// docs/notes/2026-12-grpcapf-load-signal.md the reasoning.
+// RegisterLoadReportService serves the same number out of band for
+// clients that enable it.
 //
 // CPU utilization, the signal balancers default to, does not see what
 // makes a replica hot for APF (a priority level whose seats pinned clients
