@@ -37,6 +37,14 @@ type HandlerOptions struct {
 	// GoAway, beyond upstream, closes the HTTP/2 connection of the flow
 	// it targets (see TargetedGoAway); nil closes none.
 	GoAway *TargetedGoAway
+	// LoadMetricsHeader, beyond upstream, writes the endpoint-load-metrics
+	// response header (ORCA's TEXT format, see FormatLoadReport) with the
+	// pressure of the request's priority level (Ticket.Pressure), on
+	// admitted and rejected requests, so that Envoy's client-side weighted
+	// round robin (Envoy Gateway's BackendTrafficPolicy load balancer of
+	// type BackendUtilization) sends less to a replica where the level is
+	// saturated. Exempt requests get none. False writes nothing.
+	LoadMetricsHeader bool
 }
 
 // Handler returns middleware that puts APF in front of next, as upstream's
@@ -171,6 +179,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case errors.As(err, &rej):
 			setUIDHeaders(w, &rej.Classification)
+			h.setLoadMetrics(w, Ticket{}, &rej.Classification)
 			h.goAway(w, r.Proto, arrived, &rej.Classification)
 			w.Header().Set("Retry-After", strconv.FormatInt(rej.RetryAfter, 10))
 			http.Error(w, tooManyRequests, http.StatusTooManyRequests)
@@ -186,6 +195,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setUIDHeaders(w, &t.t.cl)
+	h.setLoadMetrics(w, t, nil)
 	h.goAway(w, r.Proto, arrived, &t.t.cl)
 	a := &admitted{t: t, ctx: r.Context(), watch: isWatch}
 	defer a.finish()
