@@ -12,8 +12,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/fairslice/fairslice/apf"
-	"github.com/fairslice/fairslice/apf/loadtest"
 	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/internal/loadtest"
 	"github.com/fairslice/fairslice/shufflesharding"
 )
 
