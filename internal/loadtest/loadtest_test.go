@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestPercentile(t *testing.T) {
@@ -40,93 +42,115 @@ func TestRunValidation(t *testing.T) {
 	}
 }
 
-// A paced user sends its offered requests on schedule, and no more.
+// A paced user sends its offered requests on schedule, and no more: each
+// at its due time, k/Rate after the start plus its phase. The run is on a
+// simulated clock, so the schedule is exact whatever the machine's load,
+// and a pacing bug (no pause, another rate or phase) changes the times.
 func TestRunPaced(t *testing.T) {
+	clk := newSimClock()
+	start := clk.Now()
+	type sent struct {
+		User string
+		At   time.Duration // after the start
+	}
 	var mu sync.Mutex
-	var times []time.Time
+	var got []sent
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		times = append(times, time.Now())
+		got = append(got, sent{r.Header.Get("X-Remote-User"), clk.Now().Sub(start)})
 		mu.Unlock()
 	}))
 	defer srv.Close()
-	rep, err := Run(t.Context(), Config{URL: srv.URL, Duration: 300 * time.Millisecond,
-		Users: []User{{Name: "p", Concurrency: 2, Rate: 50}, {Name: "q", Concurrency: 1, Rate: 50}}})
+	rep, err := run(t.Context(), Config{URL: srv.URL, Duration: 300 * time.Millisecond,
+		Users: []User{{Name: "p", Concurrency: 2, Rate: 50}, {Name: "q", Concurrency: 1, Rate: 50}}}, clk)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// p's requests are due at 0, 20, ..., 280 ms; q's half an interval
+	// later, at 10, 30, ..., 290 ms.
+	var want []sent
+	for k := range 15 {
+		at := time.Duration(k) * 20 * time.Millisecond
+		want = append(want, sent{"p", at}, sent{"q", at + 10*time.Millisecond})
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("requests the server saw (-want +got):\n%s", diff)
+	}
 	p, q := rep.User("p"), rep.User("q")
-	// p's requests are due at 0, 20, ..., 280 ms; q's half an interval later.
 	if p.Offered != 15 || q.Offered != 15 {
 		t.Errorf("Offered = %d, %d; want 15, 15", p.Offered, q.Offered)
 	}
-	if p.Sent != p.Offered || p.Served != p.Offered || q.Served != q.Offered {
-		t.Errorf("p sent %d served %d, q served %d; want every offered request served", p.Sent, p.Served, q.Served)
-	}
-	if len(times) != 30 {
-		t.Fatalf("server saw %d requests, want 30", len(times))
-	}
-	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
-	if span := times[len(times)-1].Sub(times[0]); span < 250*time.Millisecond {
-		t.Errorf("requests spread over %v, want about 290 ms (paced, not sent at once)", span)
+	if p.Sent != p.Offered || p.Served != p.Offered || q.Served != q.Offered || p.Windowed != p.Offered {
+		t.Errorf("p sent %d served %d (%d in the window), q served %d; want every offered request served in the window",
+			p.Sent, p.Served, p.Windowed, q.Served)
 	}
 }
 
 // Latencies are recorded per served request, from send to response, and
-// WriteGoodput reports them with the goodput.
+// WriteGoodput reports them with the goodput. On a simulated clock every
+// request takes exactly the handler's work: two closed-loop senders
+// complete a pair every 20 ms, the pair answered at the end of the 300 ms
+// window outside it.
 func TestLatenciesAndGoodput(t *testing.T) {
 	const work = 20 * time.Millisecond
+	clk := newSimClock()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(work)
+		clk.Hold(work)
 	}))
 	defer ts.Close()
-	rep, err := Run(t.Context(), Config{URL: ts.URL, Users: []User{{Name: "a", Concurrency: 2}}, Duration: 300 * time.Millisecond, Work: work})
+	rep, err := run(t.Context(), Config{URL: ts.URL, Users: []User{{Name: "a", Concurrency: 2}}, Duration: 300 * time.Millisecond, Work: work}, clk)
 	if err != nil {
 		t.Fatal(err)
 	}
 	u := rep.User("a")
-	if len(u.Latencies) != u.Served || u.Served == 0 || !slices.IsSorted(u.Latencies) {
-		t.Fatalf("latencies %d (sorted %v) for %d served, want one per served request, sorted", len(u.Latencies), slices.IsSorted(u.Latencies), u.Served)
+	if u.Served != 30 || u.Windowed != 28 {
+		t.Errorf("served %d, %d in the window; want 30, 28", u.Served, u.Windowed)
 	}
-	if p50 := u.LatencyPercentile(50); p50 < work || p50 > 10*work {
-		t.Errorf("LatencyPercentile(50) = %v, want between the handler's %v and 10x it", p50, work)
+	if want := slices.Repeat([]time.Duration{work}, u.Served); !slices.Equal(u.Latencies, want) {
+		t.Errorf("latencies %v, want %d of %v (one per served request, send to response)", u.Latencies, u.Served, work)
 	}
 	var b strings.Builder
 	if err := rep.WriteGoodput(&b); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "goodput/s") || !strings.Contains(b.String(), "latency p99") {
-		t.Errorf("WriteGoodput = %q, want goodput/s and latency p99 columns", b.String())
+	if !strings.Contains(b.String(), "goodput/s") || !strings.Contains(b.String(), "latency p99") || !strings.Contains(b.String(), "93.3") {
+		t.Errorf("WriteGoodput = %q, want goodput/s and latency p99 columns, goodput 93.3 (28 in 0.3 s)", b.String())
 	}
 }
 
 // WarmLatencies leave out the requests sent within Warmup: a server that
-// sleeps 300 ms on the requests of its first 100 ms (counted from before
-// the run starts) shows its slowness in Latencies only.
+// holds the requests of the first 100 ms for 300 ms (on a simulated clock)
+// shows its slowness in Latencies only.
 func TestWarmLatenciesLeaveOutTheWarmup(t *testing.T) {
 	const warmup = 100 * time.Millisecond
-	started := time.Now()
+	clk := newSimClock()
+	start := clk.Now()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if time.Since(started) < warmup {
-			time.Sleep(300 * time.Millisecond)
+		if clk.Now().Sub(start) < warmup {
+			clk.Hold(300 * time.Millisecond)
+		} else {
+			clk.Hold(time.Millisecond)
 		}
 	}))
 	defer ts.Close()
-	rep, err := Run(t.Context(), Config{URL: ts.URL, Users: []User{{Name: "a", Concurrency: 2, Rate: 100}}, Duration: 600 * time.Millisecond, Warmup: warmup})
+	rep, err := run(t.Context(), Config{URL: ts.URL, Users: []User{{Name: "a", Concurrency: 2, Rate: 100}}, Duration: 600 * time.Millisecond, Warmup: warmup}, clk)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The requests due at 0 and 10 ms take 300 ms each; the rest, sent
+	// from 300 ms on, 1 ms.
 	u := rep.User("a")
-	if len(u.WarmLatencies) == 0 || len(u.WarmLatencies) >= len(u.Latencies) || !slices.IsSorted(u.WarmLatencies) {
-		t.Fatalf("%d warm latencies (sorted %v) of %d, want some but not all, sorted", len(u.WarmLatencies), slices.IsSorted(u.WarmLatencies), len(u.Latencies))
+	if u.Offered != 60 || u.Served != u.Offered {
+		t.Errorf("offered %d, served %d; want 60, all", u.Offered, u.Served)
 	}
-	if slow := u.Latencies[len(u.Latencies)-1]; slow < 300*time.Millisecond {
-		t.Errorf("slowest latency %v, want the warmup's 300 ms or more", slow)
+	want := append(slices.Repeat([]time.Duration{time.Millisecond}, u.Served-2), 300*time.Millisecond, 300*time.Millisecond)
+	if !slices.Equal(u.Latencies, want) {
+		t.Errorf("latencies %v, want two of 300ms, the other %d of 1ms", u.Latencies, u.Served-2)
 	}
-	// A request sent just before the warmup ends may be answered after
-	// it, but none sent after it sleeps.
-	if slow := u.WarmLatencies[len(u.WarmLatencies)-1]; slow >= 300*time.Millisecond {
-		t.Errorf("slowest warm latency %v, want under the warmup's 300 ms", slow)
+	if !slices.Equal(u.WarmLatencies, want[:u.Served-2]) {
+		t.Errorf("warm latencies %v, want the %d of 1ms", u.WarmLatencies, u.Served-2)
 	}
 	if _, err := Run(t.Context(), Config{URL: ts.URL, Users: []User{{Name: "a", Concurrency: 1}}, Duration: time.Second, Warmup: time.Second}); err == nil {
 		t.Error("Run(Warmup = Duration) = nil error")
