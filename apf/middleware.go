@@ -3,6 +3,7 @@ package apf
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -58,13 +59,21 @@ type HandlerOptions struct {
 // Shutdown has begun, or after Close, requests get 429 "The apiserver is
 // shutting down, please try again later." with Retry-After 5, the PF
 // headers and Connection: close, as upstream's API server answers while it
-// shuts down.
+// shuts down. It fails, naming every problem, on a nil next, a nil
+// opts.User or a negative opts.DefaultWaitLimit.
 func (c *Controller) Handler(next http.Handler, opts HandlerOptions) (http.Handler, error) {
+	var errs []error
+	if f, isFunc := next.(http.HandlerFunc); next == nil || isFunc && f == nil {
+		errs = append(errs, errors.New("apf: Handler's next is nil; it must be the handler that serves the admitted requests"))
+	}
 	if opts.User == nil {
-		return nil, errors.New("apf: HandlerOptions.User is required")
+		errs = append(errs, errors.New("apf: HandlerOptions.User is required"))
 	}
 	if opts.DefaultWaitLimit < 0 {
-		return nil, errors.New("apf: HandlerOptions.DefaultWaitLimit must not be negative")
+		errs = append(errs, fmt.Errorf("apf: HandlerOptions.DefaultWaitLimit=%v must not be negative", opts.DefaultWaitLimit))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	h := &handler{c: c, next: next, opts: opts}
 	if h.opts.RequestInfo == nil {

@@ -115,6 +115,38 @@ func TestHandlerWatchReleasesSeatsAtInit(t *testing.T) {
 	}
 }
 
+// Handler refuses a nil next handler, which would panic on the first
+// request, and reports every problem of its arguments at once.
+func TestHandlerRefusesNilNextAndReportsEveryProblem(t *testing.T) {
+	c, _ := newTestController(t, 4)
+	ok := HandlerOptions{User: RequestHeaderUser}
+	for _, tc := range []struct {
+		name string
+		next http.Handler
+		opts HandlerOptions
+		want []string // substrings of the error, one per problem
+	}{
+		{"nil next", nil, ok, []string{"apf: Handler's next is nil"}},
+		{"nil HandlerFunc", http.HandlerFunc(nil), ok, []string{"apf: Handler's next is nil"}},
+		{"no User", http.NotFoundHandler(), HandlerOptions{}, []string{"apf: HandlerOptions.User is required"}},
+		{"negative wait limit", http.NotFoundHandler(), HandlerOptions{User: RequestHeaderUser, DefaultWaitLimit: -time.Second},
+			[]string{"apf: HandlerOptions.DefaultWaitLimit=-1s must not be negative"}},
+		{"all three", nil, HandlerOptions{DefaultWaitLimit: -time.Second},
+			[]string{"next is nil", "User is required", "DefaultWaitLimit=-1s"}},
+	} {
+		h, err := c.Handler(tc.next, tc.opts)
+		if err == nil || h != nil {
+			t.Errorf("%s: Handler = %v, %v; want nil and an error", tc.name, h, err)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: Handler error = %q, want it to contain %q", tc.name, err, w)
+			}
+		}
+	}
+}
+
 func TestHandlerErrors(t *testing.T) {
 	c, _ := newTestController(t, 4)
 	if _, err := c.Handler(http.NotFoundHandler(), HandlerOptions{}); err == nil {

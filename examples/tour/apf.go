@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/fairslice/fairslice/apf"
-	"github.com/fairslice/fairslice/apf/loadtest"
 	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/internal/loadtest"
 )
 
 // tourTenants is the end-to-end test's configuration: one level of 64

@@ -1,7 +1,7 @@
 // Package simclock is the clock and event queue of fairslice's
-// deterministic simulations (apf/fleetsim, apf/backendsim): simulated time
-// that moves only from one scheduled event to the next, so a run depends on
-// its inputs and seed alone, never on the machine's speed.
+// deterministic simulations (internal/fleetsim, internal/backendsim):
+// simulated time that moves only from one scheduled event to the next, so a
+// run depends on its inputs and seed alone, never on the machine's speed.
 package simclock
 
 import (

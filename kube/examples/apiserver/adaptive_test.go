@@ -2,7 +2,7 @@ package main
 
 // The measurement harness of issue 26 on the real example server: it
 // builds this command, runs it as its own process on 127.0.0.1 for every
-// configuration, drives it with apf/loadtest and reads the total from the
+// configuration, drives it with internal/loadtest and reads the total from the
 // server's /metrics every 100 ms. Off unless asked for:
 //
 //	cd kube && go test -run TestAdaptiveRealServer -v -timeout 60m ./examples/apiserver/ \
@@ -39,7 +39,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairslice/fairslice/apf/loadtest"
+	"github.com/fairslice/fairslice/internal/loadtest"
 )
 
 var (

@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/fairslice/fairslice/apf/loadtest"
+	"github.com/fairslice/fairslice/internal/loadtest"
 	"github.com/fairslice/fairslice/kube/internal/cliflag"
 )
 
@@ -57,7 +57,7 @@ func TestBackendSlots(t *testing.T) {
 // near the capacity it settles on a real clock depends on the machine's
 // timing noise (one CI run on a loaded machine saw 33, eight times the
 // capacity): that is measured, and not yet good enough, in BENCHMARKS.md
-// ("apf: the adaptive total", "On the real example server"); apf/backendsim's
+// ("apf: the adaptive total", "On the real example server"); internal/backendsim's
 // TestAdaptiveConvergesToCapacity checks convergence on a fake clock.
 func TestAutoFindsBackendSlots(t *testing.T) {
 	s, err := newServerWith(serverConfig{concurrency: cliflag.Concurrency{Auto: true}, work: 5 * time.Millisecond, slots: 4}, prometheus.NewRegistry())

@@ -72,8 +72,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/fairslice/fairslice/apf"
-	"github.com/fairslice/fairslice/apf/loadtest"
 	"github.com/fairslice/fairslice/flowschema"
+	"github.com/fairslice/fairslice/internal/loadtest"
 	"github.com/fairslice/fairslice/kube/apfmetrics"
 	"github.com/fairslice/fairslice/kube/internal/cliflag"
 )

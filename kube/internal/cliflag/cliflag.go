@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fairslice/fairslice/apf/backendsim"
+	"github.com/fairslice/fairslice/internal/backendsim"
 )
 
 // Concurrency is --server-concurrency: a positive number of seats, or

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fairslice/fairslice/apf"
-	"github.com/fairslice/fairslice/apf/backendsim"
+	"github.com/fairslice/fairslice/internal/backendsim"
 	"github.com/fairslice/fairslice/kube/internal/cliflag"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fairslice/fairslice/apf/fleet"
-	"github.com/fairslice/fairslice/apf/fleetsim"
+	"github.com/fairslice/fairslice/internal/fleetsim"
 	"github.com/fairslice/fairslice/kube/tools/pictures"
 )
 

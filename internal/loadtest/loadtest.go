@@ -180,6 +180,11 @@ func round(d time.Duration) time.Duration {
 // cfg.MaxRequests have been sent, waits for every request in flight to
 // finish, and reports. It fails only on an invalid Config.
 func Run(ctx context.Context, cfg Config) (Report, error) {
+	return run(ctx, cfg, wallClock{})
+}
+
+// run is Run on clk.
+func run(ctx context.Context, cfg Config, clk clock) (Report, error) {
 	inflight, err := cfg.check()
 	if err != nil {
 		return Report{}, err
@@ -187,14 +192,14 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if cfg.Path == "" {
 		cfg.Path = "/api/v1/namespaces/default/pods"
 	}
-	rn := &runner{cfg: cfg, client: cfg.Client}
+	rn := &runner{cfg: cfg, client: cfg.Client, clk: clk}
 	if rn.client == nil {
 		rn.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: inflight, MaxConnsPerHost: inflight}}
 		defer rn.client.CloseIdleConnections()
 	}
-	rn.start = time.Now()
+	rn.start = clk.Now()
 	rn.end = rn.start.Add(cfg.Duration)
-	ctx, cancel := context.WithDeadline(ctx, rn.end)
+	ctx, cancel := clk.WithDeadline(ctx, rn.end)
 	defer cancel()
 	rep := Report{Users: make([]UserResult, len(cfg.Users)), Window: cfg.Duration}
 	var wg sync.WaitGroup
@@ -205,6 +210,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 	}
 	ipaced := 0
+	clk.Start(inflight)
 	for i, u := range cfg.Users {
 		res := &rep.Users[i]
 		res.Name = u.Name
@@ -215,11 +221,14 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			ipaced++
 		}
 		for range u.Concurrency {
-			wg.Go(func() { rn.send(ctx, &u, res, &mu, due) })
+			wg.Go(func() {
+				defer clk.Done()
+				rn.send(ctx, &u, res, &mu, due)
+			})
 		}
 	}
 	wg.Wait()
-	rep.Duration = time.Since(rn.start)
+	rep.Duration = clk.Now().Sub(rn.start)
 	for i := range rep.Users {
 		slices.Sort(rep.Users[i].Waits)
 		slices.Sort(rep.Users[i].Latencies)
@@ -254,6 +263,7 @@ func (cfg *Config) check() (int, error) {
 type runner struct {
 	cfg        Config
 	client     *http.Client
+	clk        clock
 	start, end time.Time
 
 	mu    sync.Mutex
@@ -294,12 +304,12 @@ func (rn *runner) schedule(rate float64, res *UserResult, mu *sync.Mutex, ipaced
 func (rn *runner) send(ctx context.Context, u *User, res *UserResult, mu *sync.Mutex, due func() (time.Time, bool)) {
 	for ctx.Err() == nil {
 		at, ok := due()
-		if !ok || !sleepUntil(ctx, at) || !rn.take() {
+		if !ok || !rn.clk.SleepUntil(ctx, at) || !rn.take() {
 			return
 		}
-		warm := rn.cfg.Warmup > 0 && time.Since(rn.start) >= rn.cfg.Warmup
-		code, wait, latency, err := do(rn.client, rn.cfg, u)
-		inWindow := time.Now().Before(rn.end)
+		warm := rn.cfg.Warmup > 0 && rn.clk.Now().Sub(rn.start) >= rn.cfg.Warmup
+		code, wait, latency, err := do(rn.client, rn.clk, rn.cfg, u)
+		inWindow := rn.clk.Now().Before(rn.end)
 		mu.Lock()
 		res.Sent++
 		switch {
@@ -324,8 +334,37 @@ func (rn *runner) send(ctx context.Context, u *User, res *UserResult, mu *sync.M
 	}
 }
 
-// sleepUntil waits until t, false if ctx ends first.
-func sleepUntil(ctx context.Context, t time.Time) bool {
+// clock is the time a run reads and waits on: the machine's in Run, a
+// simulated one in tests, so that a test of the pacing does not depend on
+// how fast the machine is.
+type clock interface {
+	Now() time.Time
+	// WithDeadline returns a context that also ends when the clock
+	// reaches d.
+	WithDeadline(ctx context.Context, d time.Time) (context.Context, context.CancelFunc)
+	// SleepUntil waits until t, false if ctx ends first.
+	SleepUntil(ctx context.Context, t time.Time) bool
+	// Start announces n senders about to start, Done that one of them
+	// returned; a simulated clock moves only while every sender that has
+	// not returned waits in SleepUntil.
+	Start(n int)
+	Done()
+}
+
+// wallClock is the machine's clock.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+func (wallClock) WithDeadline(ctx context.Context, d time.Time) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(ctx, d)
+}
+
+func (wallClock) Start(int) {}
+func (wallClock) Done()     {}
+
+// SleepUntil waits until t, false if ctx ends first.
+func (wallClock) SleepUntil(ctx context.Context, t time.Time) bool {
 	d := time.Until(t)
 	if d <= 0 {
 		return ctx.Err() == nil
@@ -342,7 +381,7 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 
 // do sends one request. It does not use the run's context, so that a
 // request in flight at the end completes and is counted.
-func do(client *http.Client, cfg Config, u *User) (code int, wait, latency time.Duration, err error) {
+func do(client *http.Client, clk clock, cfg Config, u *User) (code int, wait, latency time.Duration, err error) {
 	req, err := http.NewRequest(http.MethodGet, cfg.URL+cfg.Path, nil)
 	if err != nil {
 		return 0, 0, 0, err
@@ -351,14 +390,14 @@ func do(client *http.Client, cfg Config, u *User) (code int, wait, latency time.
 	for _, g := range u.Groups {
 		req.Header.Add("X-Remote-Group", g)
 	}
-	t0 := time.Now()
+	t0 := clk.Now()
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, 0, 0, err
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	latency = time.Since(t0)
+	latency = clk.Now().Sub(t0)
 	wait = max(latency-cfg.Work, 0)
 	if s := resp.Header.Get(HeaderWait); s != "" {
 		if f, err := strconv.ParseFloat(s, 64); err == nil {

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/fairslice/fairslice/apf"
-	"github.com/fairslice/fairslice/apf/backendsim"
+	"github.com/fairslice/fairslice/internal/backendsim"
 )
 
 // An adaptive total in front of a backend of 8 slots that halves to 4 at
