@@ -633,3 +633,96 @@ func TestCoordinatorCountsMovedFlowAgainAfterOneRound(t *testing.T) {
 		t.Errorf("round 3: busy admitted %d of global-default's %d seats; want under 3/4 of them, heavy counted in the caps again", admitted, seats)
 	}
 }
+
+// TestCoordinatorDecisionsTakeEffectWhenRoundReturns: the fleet's level
+// limits are in force when the round that decided them returns, and the
+// controller's own are back when the round in which the last peer went
+// stale returns, without waiting for the next adjustment.
+func TestCoordinatorDecisionsTakeEffectWhenRoundReturns(t *testing.T) {
+	clk := &stepClock{now: start}
+	plain := newController(t, nil, clk, nil)
+	store := fleet.NewMemoryStore()
+	c, co := join(t, nil, 60, clk, fleet.CoordinatorConfig{Replica: "r0", Store: store, Period: time.Second, StaleAfter: 1})
+	gd := c.Limits()["global-default"]
+	if err := store.Publish(context.Background(), busyPeer(gd)); err != nil {
+		t.Fatal(err)
+	}
+	for round := 1; round <= 2; round++ { // the peer publishes once: stale in round 2
+		clk.now = start.Add(time.Duration(round) * time.Second)
+		plain.AdjustBorrowing(clk.now)
+		if err := co.Round(context.Background(), clk.now); err != nil {
+			t.Fatal(err)
+		}
+		got, own := c.Limits()["global-default"], plain.Limits()["global-default"].Current
+		decided, ok := co.CurrentLimits(clk.now)["global-default"]
+		switch {
+		case round == 1 && (!ok || got.Current != decided || decided == own):
+			t.Errorf("round 1: global-default %d, the fleet decided %d (%v), alone %d; want the decision in force, unlike alone", got.Current, decided, ok, own)
+		case round == 2 && (ok || got.Current != own):
+			t.Errorf("round 2, the peer stale: global-default %d (decision %d, %v), want the controller's own %d", got.Current, decided, ok, own)
+		}
+	}
+}
+
+// armedClock records the periods of the timers armed on it.
+type armedClock struct {
+	stepClock
+	mu    sync.Mutex
+	armed []time.Duration
+}
+
+func (c *armedClock) AfterFunc(d time.Duration, _ func()) fairqueue.Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.armed = append(c.armed, d)
+	return stoppedTimer{}
+}
+
+type stoppedTimer struct{}
+
+func (stoppedTimer) Stop() bool { return true }
+
+// TestJoinTimesRoundsOnTheControllersClock: without a Clock of its own,
+// the Coordinator's rounds run on the controller's.
+func TestJoinTimesRoundsOnTheControllersClock(t *testing.T) {
+	clk := &armedClock{stepClock: stepClock{now: start}}
+	c, co, err := fleet.Join(nil, apf.Options{ServerConcurrencyLimit: 60, Clock: clk}, fleet.CoordinatorConfig{Replica: "r0", Store: fleet.NewMemoryStore(), Period: 7 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	co.Start()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		clk.mu.Lock()
+		armed := slices.Clone(clk.armed)
+		clk.mu.Unlock()
+		if slices.Contains(armed, 7*time.Second) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timers armed on the controller's clock: %v; want the Coordinator's period of 7s among them", armed)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	co.Close()
+}
+
+// TestCoordinatorCapsTheFlowsThatStayAfterAMove: in the round after the
+// close only the moved flow is left out of the caps; the flows that stay
+// are still held to their shares (two of them: about half the seats each).
+func TestCoordinatorCapsTheFlowsThatStayAfterAMove(t *testing.T) {
+	f := newGoAwayFleet(t)
+	users := fullOf("heavy", "busy", 60)
+	for range 58 {
+		users = append(users, "busy2")
+	}
+	f.round(t, 1, 0, users...)
+	if !f.g.Closes(f.clk.now, f.clk.now, heavyFlow) {
+		t.Fatal("round 1: GoAway closes heavy = false, want true")
+	}
+	f.round(t, 2, 0, users...)
+	if admitted, seats, _ := f.admitBusy(t); admitted >= seats*3/4 {
+		t.Errorf("busy admitted %d of global-default's %d seats beside busy2; want under 3/4 of them (the flows that stay are still capped)", admitted, seats)
+	}
+}
