@@ -8,8 +8,9 @@
 //
 //	go run .ci/mutate.go [-base REV] [-max N] [-seed S] [-run REGEX] [-timeout D] DIR...
 //
-// DIR is a package directory (./apf, kube/endpointslice, ...); its tests
-// run in the module that holds it. With -base only the lines added or
+// DIR is a package directory (./apf, kube/endpointslice, ...), or one
+// .go file of a package; the package's tests run in the module that holds
+// it. With -base only the lines added or
 // changed since REV are mutated. The mutations: each comparison flipped
 // to its neighbour (< and <=, > and >=, == and !=), && and || swapped, +
 // and - swapped between operands, true and false swapped. A change that
@@ -104,10 +105,13 @@ func report(all []mutant, run string, timeout time.Duration) int {
 	return 0
 }
 
-// mutants lists the mutants of the non-test files of dir (lines changed
-// since base only, when base is set).
+// mutants lists the mutants of the non-test files of dir, or of the one
+// file dir names (lines changed since base only, when base is set).
 func mutants(dir, base string) ([]mutant, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if strings.HasSuffix(dir, ".go") { // one file of its package
+		files, dir = []string{dir}, filepath.Dir(dir)
+	}
 	if err != nil {
 		return nil, err
 	}
