@@ -153,7 +153,7 @@ func TestSeatPolicyIsAskedInsideTheAdjustment(t *testing.T) {
 	}
 	policy.set(map[string]int{"work": before})
 	demand, release := fillWork(t, c)
-	defer release()
+	defer func() { release() }()
 	clk.Step(BorrowingAdjustmentPeriod)
 	c.AdjustBorrowing(clk.Now())
 	work, other := levelLimits(c, "work"), levelLimits(c, "other")
@@ -176,6 +176,15 @@ func TestSeatPolicyIsAskedInsideTheAdjustment(t *testing.T) {
 	}
 	if got := c.Dump()[levelIndex(c, "work")].QueueSet.Executing; got != min(int(demand), work.Borrowed) {
 		t.Errorf("executing after the release = %d, want %d", got, min(int(demand), work.Borrowed))
+	}
+	// Replan folds no demand: with the load gone for half a period, the
+	// statistics are still the adjustment's.
+	release()
+	release = func() {}
+	clk.Step(BorrowingAdjustmentPeriod / 2)
+	c.Replan(clk.Now())
+	if got := levelLimits(c, "work"); got.DemandAverage != demand || got.DemandSmoothed != work.DemandSmoothed {
+		t.Errorf("after a Replan with no load: work's demand %v (smoothed %v), want the adjustment's %v (%v)", got.DemandAverage, got.DemandSmoothed, demand, work.DemandSmoothed)
 	}
 }
 
