@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fairslice/fairslice/fairqueue"
+	"github.com/fairslice/fairslice/flowschema"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -169,5 +170,192 @@ func TestFlowLimiterReportsFlowsStillExecuting(t *testing.T) {
 	want := []FlowUsage{{Flow: FlowKey{"work", "tenants", "long"}, InUseSeatSeconds: 2}}
 	if d := cmp.Diff(want, fl.TakeUsage(clk.Now())); d != "" {
 		t.Errorf("TakeUsage with a request executing for the whole period (-want +got):\n%s", d)
+	}
+}
+
+// TestReconfigureRunsAnAdjustment: a configuration change folds in the
+// demand measured since the last adjustment and re-divides, as upstream
+// does on every configuration change.
+func TestReconfigureRunsAnAdjustment(t *testing.T) {
+	clk := newFakeClock()
+	c, err := New(mustDecode(t, borrowYAML), Options{ServerConcurrencyLimit: 25, Clock: clk, AdjustPeriod: ManualAdjustment})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	demand, release := fillWork(t, c)
+	defer release()
+	clk.Step(BorrowingAdjustmentPeriod)
+	if err := c.Reconfigure(mustDecode(t, borrowYAML)); err != nil {
+		t.Fatal(err)
+	}
+	if got := levelLimits(c, "work"); got.DemandAverage != demand {
+		t.Errorf("work's demand after Reconfigure = %v, want the period's %v folded in", got.DemandAverage, demand)
+	}
+}
+
+// TestAdaptiveRejectionPresses: a request the queue set rejects (here a
+// level that rejects instead of queuing) presses the window as a waiting
+// one does: in slow start the total grows.
+func TestAdaptiveRejectionPresses(t *testing.T) {
+	const work = 20 * time.Millisecond
+	cfg := flowschema.DefaultConfig()
+	for i := range cfg.PriorityLevels {
+		if pl := &cfg.PriorityLevels[i]; pl.Name == "global-default" {
+			pl.Spec.Limited.LimitResponse = flowschema.LimitResponse{Type: flowschema.LimitResponseReject}
+		}
+	}
+	clk := newFakeClock()
+	c, err := New(cfg, Options{ServerConcurrencyLimit: 600, Clock: clk, Adaptive: &AdaptiveOptions{Min: 40}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	sequential := func(n int) {
+		for range n {
+			tk, err := c.Wait(ctx, globalDefault("alice"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clk.Step(work)
+			tk.Finish()
+		}
+	}
+	sequential(60)
+	before := c.Total()
+	seats := levelLimits(c, "global-default").Current
+	var held []Ticket
+	for i := range seats + 1 {
+		tk, err := c.Wait(ctx, globalDefault(string(rune('a'+i))), nil)
+		if err == nil {
+			held = append(held, tk)
+		} else if rejectionReason(err) == "" {
+			t.Fatal(err)
+		}
+	}
+	if len(held) != seats {
+		t.Fatalf("%d of %d requests admitted on %d seats; want one rejected", len(held), seats+1, seats)
+	}
+	clk.Step(work)
+	for _, tk := range held {
+		tk.Finish()
+	}
+	sequential(10)
+	if after := c.Total(); after <= before {
+		t.Errorf("total %d before a window with a rejection, %d after; want it to grow", before, after)
+	}
+}
+
+// TestRejectedErrorNamesTheContextsError: a time-out's error says why
+// the wait ended; others say nothing more.
+func TestRejectedErrorNamesTheContextsError(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{context.DeadlineExceeded, `apf: request rejected by priority level "p": time-out: context deadline exceeded`},
+		{nil, `apf: request rejected by priority level "p": queue-full`},
+	} {
+		reason := fairqueue.ReasonTimeOut
+		if tc.err == nil {
+			reason = fairqueue.ReasonQueueFull
+		}
+		e := &RejectedError{Classification: Classification{PriorityLevel: "p"}, Reason: reason, Err: tc.err}
+		if got := e.Error(); got != tc.want {
+			t.Errorf("Error() = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+// TestMaybeReapKeepsLiveLevels: a level is dropped only while it is
+// quiescing, idle and still the controller's: not a live idle one, not a
+// quiescing busy one.
+func TestMaybeReapKeepsLiveLevels(t *testing.T) {
+	c, _ := newTestController(t, 4)
+	c.mu.Lock()
+	work := c.levels["work"]
+	c.mu.Unlock()
+	kept := func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.levels["work"] == work
+	}
+	c.maybeReap(work) // live and idle
+	if !kept() {
+		t.Fatal("maybeReap dropped work, live and idle")
+	}
+	tk, err := c.Wait(context.Background(), tenant("a"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tk.Finish()
+	work.mu.Lock()
+	work.quiescing = true
+	work.mu.Unlock()
+	c.maybeReap(work) // quiescing and busy
+	if !kept() {
+		t.Fatal("maybeReap dropped work, quiescing with a request executing")
+	}
+}
+
+// TestFlowLimiterAndAdaptiveTogether: with both features the request path
+// runs both hooks, and a request within its cap is admitted.
+func TestFlowLimiterAndAdaptiveTogether(t *testing.T) {
+	fl := NewFlowLimiter()
+	// Min 245, the bootstrap shares' sum: global-default has seats.
+	clk := newFakeClock()
+	c, err := New(nil, Options{ServerConcurrencyLimit: 600, Clock: clk, FlowLimiter: fl, Adaptive: &AdaptiveOptions{Min: 245}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tk, err := c.Wait(ctx, globalDefault("alice"), nil)
+	if err != nil {
+		t.Fatalf("Wait with a FlowLimiter and Adaptive: %v", err)
+	}
+	clk.Step(time.Second)
+	tk.Finish()
+	if u := fl.TakeUsage(clk.Now()); len(u) != 1 || u[0].SeatSeconds != 1 {
+		t.Errorf("TakeUsage = %v, want alice's one seat-second", u)
+	}
+}
+
+// TestAdaptiveSamplesFromTheWindowsStart: an execution dispatched at the
+// instant a window starts is that window's sample; one dispatched before
+// is not.
+func TestAdaptiveSamplesFromTheWindowsStart(t *testing.T) {
+	clk := newFakeClock()
+	c, err := New(nil, Options{ServerConcurrencyLimit: 600, Clock: clk, Adaptive: &AdaptiveOptions{Min: 245}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.adapt.next.Store(clk.Now().Add(time.Hour).UnixNano()) // no revision consumes the window
+	samples := func() int {
+		c.mu.Lock()
+		lv := c.levels["global-default"]
+		c.mu.Unlock()
+		lv.mu.Lock()
+		defer lv.mu.Unlock()
+		return lv.win.lat.n
+	}
+	for _, tc := range []struct {
+		from time.Duration // the window's start, from the dispatch
+		want int
+	}{{0, 1}, {time.Nanosecond, 0}} {
+		n := samples()
+		c.adapt.countFrom.Store(clk.Now().Add(tc.from).UnixNano())
+		tk, err := c.Wait(context.Background(), globalDefault("alice"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clk.Step(time.Millisecond)
+		tk.Finish()
+		if got := samples() - n; got != tc.want {
+			t.Errorf("window starting %v after the dispatch: %d samples, want %d", tc.from, got, tc.want)
+		}
 	}
 }
