@@ -90,7 +90,8 @@ func TestFleetJSONKeys(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"balancer", "coordinate", "flows", "goaway", "jain", "rejected", "rejectedWhileIdle", "replicas", "utilisationSpread"}
+	want := []string{"balancer", "coordinate", "flows", "goaway", "goaways", "goodput", "jain", "rejected", "rejectedWhileIdle",
+		"rejectedWhileServersIdle", "replicas", "utilisationSpread"}
 	if d := cmp.Diff(want, sortedKeys(doc)); d != "" {
 		t.Errorf("fleet -o json keys (-want +got):\n%s", d)
 	}
@@ -154,6 +155,20 @@ func TestFleetPinnedToOneReplica(t *testing.T) {
 	}
 }
 
+// TestFleetGoAwayChance: --goaway-chance sets random GOAWAY's chance per
+// request; 0.02 closes more connections than the default 0.001.
+func TestFleetGoAwayChance(t *testing.T) {
+	args := []string{"--replicas", "3", "--spread", "0", "--pinned-to", "0", "--light", "3", "--balancer", "pinned", "--duration", "30s", "--goaway", "random"}
+	low := invokeFleet(t, args...)
+	high := invokeFleet(t, append(args, "--goaway-chance", "0.02")...)
+	if low.GoAways == 0 || high.GoAways <= 5*low.GoAways {
+		t.Errorf("fleet %q: goaways %d at the default chance, %d at 0.02; want some, and many more at 0.02", args, low.GoAways, high.GoAways)
+	}
+	if low.Goodput <= 0 || high.Goodput <= 0 {
+		t.Errorf("fleet %q: goodput %v and %v, want positive", args, low.Goodput, high.Goodput)
+	}
+}
+
 func TestFleetIsDeterministic(t *testing.T) {
 	args := []string{"fleet", "--replicas", "2", "--duration", "5s", "--goaway", "random", "--balancer", "pinned", "--seed", "7"}
 	_, a, _ := invoke(args...)
@@ -175,6 +190,8 @@ func TestFleetRefusesBadFlags(t *testing.T) {
 		{[]string{"--balancer", "random"}, exitUsage, `--balancer "random"`},
 		{[]string{"--goaway", "sometimes"}, exitUsage, `--goaway "sometimes"`},
 		{[]string{"--duration", "0s"}, exitUsage, "--duration 0s"},
+		{[]string{"--goaway-chance", "0.03"}, exitUsage, "--goaway-chance 0.03"},
+		{[]string{"--goaway-chance", "0"}, exitUsage, "--goaway-chance 0"},
 		{[]string{"--spread", "0", "--pinned", "0"}, exitUsage, "no flows"},
 		{[]string{"extra"}, exitUsage, `unexpected argument "extra"`},
 	}
