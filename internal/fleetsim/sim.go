@@ -266,6 +266,7 @@ func (s *sim) submit(rq *request) {
 
 // expire ends the wait of rq, still queued at its wait limit.
 func (s *sim) expire(rq *request) {
+	rq.expired = true
 	rq.ctx.expire()
 	s.ended(rq, <-rq.done)
 }
@@ -410,6 +411,9 @@ func (s *sim) respond(rq *request) {
 // stop ends the run at its end: the controllers are closed and the
 // requests still waiting collected.
 func (s *sim) stop() {
+	for rq := range s.waiting {
+		rq.expired = true // Close ends it; the simulator collects it below
+	}
 	for _, r := range s.replicas {
 		r.account(s.end)
 		r.c.Close()

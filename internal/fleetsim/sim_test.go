@@ -325,3 +325,29 @@ func TestRunTargetedGoAwayEndsRejectionsWhileIdle(t *testing.T) {
 		}
 	}
 }
+
+// TestRunCapsWaitServeMore: with caps that make a flow wait instead of
+// refusing it, the coordinated pinned scenario serves more seat-seconds
+// and rejects fewer requests than with caps that refuse, seed by seed,
+// and every account still adds up.
+func TestRunCapsWaitServeMore(t *testing.T) {
+	for _, seed := range []uint64{1, 2} {
+		cfg := pinnedToZero(GoAwayTargeted, true)
+		cfg.Seed = seed
+		refusing, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.CapsWait = true
+		waiting, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("seed %d: goodput %.2f refusing, %.2f waiting; rejected %d, %d", seed, refusing.Goodput, waiting.Goodput, refusing.Rejected, waiting.Rejected)
+		if waiting.Goodput <= refusing.Goodput || waiting.Rejected >= refusing.Rejected {
+			t.Errorf("seed %d: caps that wait: goodput %.2f, rejected %d; want more than refusing caps' %.2f and fewer than %d",
+				seed, waiting.Goodput, waiting.Rejected, refusing.Goodput, refusing.Rejected)
+		}
+		checkAccounts(t, cfg, waiting)
+	}
+}

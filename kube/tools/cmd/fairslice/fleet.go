@@ -18,7 +18,7 @@ const fleetUsage = `Usage:
   fairslice fleet --replicas N [--spread K] [--pinned M] [--pinned-to R] [--light L]
                   [--balancer pinned|round-robin|least-inflight] [--duration D] [--seed S]
                   [--goaway off|random|targeted] [--goaway-chance P]
-                  [--coordinate=false|true]
+                  [--coordinate=false|true] [--caps-wait]
                   [-o text|json|yaml] [--svg FILE] [--html FILE]
 
 Fleet simulates N replicas of a server, each running API Priority and
@@ -51,7 +51,9 @@ the fleet's demand while another replica has idle seats (targeted).
 --coordinate=true has the replicas exchange, every 10 s, their flows'
 seats and demand (package apf/fleet, through an in-memory store) and cap
 each heavy flow on each replica at its fleet-wide fair share minus what
-the others give it. The first 20 s (a third of a shorter run) are run but
+the others give it; a request over its cap is refused, or with
+--caps-wait waits (per flow, in order, outside the queues) until its
+flow's seats let it in. The first 20 s (a third of a shorter run) are run but
 not measured, coordinated or not: the replicas' first adjustments and
 exchanges.
 
@@ -100,6 +102,7 @@ type fleetFlags struct {
 	seed                                      uint64
 	coordinate                                bool
 	goawayChance                              float64
+	capsWait                                  bool
 }
 
 func (f *fleetFlags) register(fs *flag.FlagSet) {
@@ -113,6 +116,7 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&f.seed, "seed", 1, "`seed` of the arrivals and GOAWAY draws")
 	fs.StringVar(&f.goaway, "goaway", string(fleetsim.GoAwayOff), "GOAWAY: off, random or targeted")
 	fs.Float64Var(&f.goawayChance, "goaway-chance", fleetsim.UpstreamGoAwayChance, "chance `P` per request of --goaway random, more than 0 and at most 0.02")
+	fs.BoolVar(&f.capsWait, "caps-wait", false, "with --coordinate=true, a flow's requests over its cap wait instead of being refused")
 	fs.BoolVar(&f.coordinate, "coordinate", false, "replicas exchange demand and cap heavy flows at their fleet-wide fair share")
 }
 
@@ -163,7 +167,7 @@ func (f *fleetFlags) config() (fleetsim.Config, []string) {
 	light := fleetServerSeats * float64(n) / 2 / 4 / float64(flows) / fleetExecution.Seconds()
 	cfg := fleetsim.Config{
 		Replicas: n, ServerConcurrencyLimit: fleetServerSeats, Duration: f.duration, Seed: f.seed,
-		Warmup: min(fleetWarmup, f.duration/3), Coordinate: f.coordinate,
+		Warmup: min(fleetWarmup, f.duration/3), Coordinate: f.coordinate, CapsWait: f.capsWait,
 		Balancer: fleetsim.Balancer(f.balancer), GoAway: fleetsim.GoAway{Mode: fleetsim.GoAwayMode(f.goaway), Chance: f.goawayChance},
 	}
 	var kinds []string

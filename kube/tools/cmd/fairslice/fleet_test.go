@@ -169,6 +169,19 @@ func TestFleetGoAwayChance(t *testing.T) {
 	}
 }
 
+// TestFleetCapsWait: --caps-wait makes the coordinated pinned scenario's
+// capped flows wait: fewer rejections and more goodput than caps that
+// refuse.
+func TestFleetCapsWait(t *testing.T) {
+	args := []string{"--replicas", "3", "--spread", "0", "--pinned-to", "0", "--light", "3", "--goaway", "targeted", "--coordinate=true"}
+	refusing := invokeFleet(t, args...)
+	waiting := invokeFleet(t, append(args, "--caps-wait")...)
+	if waiting.Rejected >= refusing.Rejected || waiting.Goodput <= refusing.Goodput {
+		t.Errorf("fleet %q --caps-wait: rejected %d, goodput %.2f; want fewer than %d and more than %.2f",
+			args, waiting.Rejected, waiting.Goodput, refusing.Rejected, refusing.Goodput)
+	}
+}
+
 func TestFleetIsDeterministic(t *testing.T) {
 	args := []string{"fleet", "--replicas", "2", "--duration", "5s", "--goaway", "random", "--balancer", "pinned", "--seed", "7"}
 	_, a, _ := invoke(args...)
