@@ -19,6 +19,7 @@ const fleetUsage = `Usage:
                   [--balancer pinned|round-robin|least-inflight] [--duration D] [--seed S]
                   [--goaway off|random|targeted] [--goaway-chance P]
                   [--coordinate=false|true] [--caps-wait]
+  fairslice fleet --matrix [--duration D] [--caps-wait]
                   [-o text|json|yaml] [--svg FILE] [--html FILE]
 
 Fleet simulates N replicas of a server, each running API Priority and
@@ -81,6 +82,16 @@ closed. The same flags give the same numbers.
 seat-seconds. --svg FILE and --html FILE also draw each flow's share
 against its fair share, the run without coordination next to the one with.
 
+--matrix runs instead the steering matrix: ten scenarios (3 to 5
+replicas, 1 to 4 pinned flows all on replica 0, 0 to 8 light flows, with
+and without a spread flow, each its own seed, the balancer keeping each
+client's connection), each uncoordinated and coordinated, under GOAWAY
+off, random at 0.001 and at 0.02, and targeted; it prints per row each
+one's rejectedWhileServersIdle, Jain, goodput and goaways, which of the
+bars targeted meets (R: rejections while the servers idle within 10%
+(+5) of the better random setting's; J: Jain >= 0.95; G: goodput >= 97%
+of the best; A: fewer GOAWAYs than random 0.02), and the count per mode.
+
 Exit status: 0 success or help, 2 bad command line.
 
 Flags:
@@ -103,6 +114,7 @@ type fleetFlags struct {
 	coordinate                                bool
 	goawayChance                              float64
 	capsWait                                  bool
+	matrix                                    bool
 }
 
 func (f *fleetFlags) register(fs *flag.FlagSet) {
@@ -117,6 +129,7 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.goaway, "goaway", string(fleetsim.GoAwayOff), "GOAWAY: off, random or targeted")
 	fs.Float64Var(&f.goawayChance, "goaway-chance", fleetsim.UpstreamGoAwayChance, "chance `P` per request of --goaway random, more than 0 and at most 0.02")
 	fs.BoolVar(&f.capsWait, "caps-wait", false, "with --coordinate=true, a flow's requests over its cap wait instead of being refused")
+	fs.BoolVar(&f.matrix, "matrix", false, "run the steering matrix instead (see above); --duration and --caps-wait apply")
 	fs.BoolVar(&f.coordinate, "coordinate", false, "replicas exchange demand and cap heavy flows at their fleet-wide fair share")
 }
 
@@ -223,6 +236,16 @@ func runFleet(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := ff.check(); err != nil {
 		return usageError(stderr, "fleet", "%v", err)
+	}
+	if ff.matrix {
+		rep, err := ff.runMatrix(steeringMatrix)
+		if err != nil {
+			return failure(stderr, "fleet", err)
+		}
+		if err := out.write(stdout, rep, rep.writeText); err != nil {
+			return failure(stderr, "fleet", err)
+		}
+		return exitOK
 	}
 	report, err := ff.run()
 	if err != nil {

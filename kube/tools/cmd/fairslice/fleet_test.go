@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -253,5 +254,44 @@ func TestFleetPicture(t *testing.T) {
 			t.Errorf("fleet %s --svg: coordinated Jain %.3f, uncoordinated %.3f; want the coordinated one higher",
 				coordinate, data.Runs[1].Jain, data.Runs[0].Jain)
 		}
+	}
+}
+
+// TestFleetMatrixRunsEverySteering: each cell runs uncoordinated and
+// coordinated, under the four steerings in order, and the verdict
+// compares targeted against them as the bars say.
+func TestFleetMatrixRunsEverySteering(t *testing.T) {
+	ff := fleetFlags{duration: 15 * time.Second}
+	rep, err := ff.runMatrix([]matrixCell{{Replicas: 3, Pinned: 2, Light: 1, Spread: true, Seed: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 2 || rep.Rows[0].Coordinate || !rep.Rows[1].Coordinate {
+		t.Fatalf("runMatrix(one cell) rows = %+v, want uncoordinated then coordinated", rep.Rows)
+	}
+	for _, r := range rep.Rows {
+		var names []string
+		for _, run := range r.Runs {
+			names = append(names, run.Steering)
+		}
+		if d := cmp.Diff([]string{"off", "random 0.001", "random 0.02", "targeted"}, names); d != "" {
+			t.Errorf("coordinate %t: steerings (-want +got):\n%s", r.Coordinate, d)
+		}
+		if r.Runs[2].GoAways <= r.Runs[1].GoAways {
+			t.Errorf("coordinate %t: random 0.02 closed %d connections, random 0.001 %d; want more at 0.02", r.Coordinate, r.Runs[2].GoAways, r.Runs[1].GoAways)
+		}
+	}
+	row := matrixRow{Runs: []matrixRun{
+		{Steering: "off", Goodput: 100},
+		{Steering: "random 0.001", RejectedWhileServersIdle: 100, Goodput: 90, GoAways: 10},
+		{Steering: "random 0.02", RejectedWhileServersIdle: 50, Goodput: 95, GoAways: 100},
+		{Steering: "targeted", RejectedWhileServersIdle: 60, Jain: 0.95, Goodput: 96.9, GoAways: 100},
+	}}
+	if got := row.verdict().String(); got != "RJ--" {
+		t.Errorf("verdict(60 vs 50 rejections, Jain 0.95, goodput 96.9 of 100, as many GOAWAYs) = %s, want RJ--", got)
+	}
+	row.Runs[3].RejectedWhileServersIdle, row.Runs[3].Goodput, row.Runs[3].GoAways = 61, 97, 99
+	if got := row.verdict().String(); got != "-JGA" {
+		t.Errorf("verdict(61 vs 50 rejections, goodput 97 of 100, fewer GOAWAYs) = %s, want -JGA", got)
 	}
 }
