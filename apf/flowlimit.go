@@ -132,6 +132,9 @@ func (l *FlowLimiter) settleFlow(f *flowUse) {
 // while its cap lets them through, and refuses those whose own seats
 // exceed it. Called with their level's lock held, not the limiter's.
 func (l *FlowLimiter) release(f *flowUse, now time.Time) {
+	if !l.hold {
+		return // nothing is ever held: no second lock on the request path
+	}
 	for {
 		t, refuse := l.nextHeld(f, now)
 		switch {
