@@ -188,7 +188,9 @@ func (c *Controller) Total() int {
 // before the window's start), and between requests the total is revised
 // when its time has come.
 
-func (a *adaptive) arrived(*ticket, time.Time) bool { return true }
+func (a *adaptive) arrived(*ticket, time.Time) admission { return admitLet }
+
+func (a *adaptive) withdraw(*ticket, time.Time) bool { return false }
 
 func (a *adaptive) waiting(t *ticket) { t.lv.win.pressed = true }
 

@@ -96,12 +96,19 @@ func (c *Controller) arrive(ctx context.Context, t *ticket, fr *flowschema.Reque
 		return Ticket{}, arrivalReclassify, nil
 	}
 	now := c.clock.Now()
-	if !c.hook.arrived(t, now) {
+	t.hash, t.work, t.arrived = d.FlowHash, we, now
+	switch c.hook.arrived(t, now) {
+	case admitRefuse:
 		c.obs.Rejected(t.event(0), fairqueue.ReasonConcurrencyLimit)
 		lv.mu.Unlock()
 		return Ticket{}, arrivalDone, c.rejected(t, fairqueue.ReasonConcurrencyLimit, nil)
+	case admitHold:
+		// It waits with the hook, which wakes it through t.ready.
+		t.ready = make(chan struct{})
+		lv.mu.Unlock()
+		return Ticket{}, arrivalWaiting, nil
 	}
-	reason := lv.arrive(now, t, d.FlowHash, we)
+	reason := lv.arrive(now, t)
 	if reason != "" {
 		c.hook.rejected(t, now, reason)
 		c.obs.Rejected(t.event(0), reason)
@@ -125,11 +132,11 @@ func (c *Controller) arrive(ctx context.Context, t *ticket, fr *flowschema.Reque
 	return Ticket{}, arrivalWaiting, nil
 }
 
-// dispatched returns the Ticket of t, dispatched, or the concurrency-limit
-// rejection if the hook refused it at dispatch.
+// dispatched returns the Ticket of t, dispatched, or its rejection if it
+// was rejected after it was left waiting (t.reject).
 func (c *Controller) dispatched(t *ticket) (Ticket, error) {
-	if t.refused {
-		return Ticket{}, c.rejected(t, fairqueue.ReasonConcurrencyLimit, nil)
+	if t.reject != "" {
+		return Ticket{}, c.rejected(t, t.reject, nil)
 	}
 	return Ticket{t, t.gen.Load()}, nil
 }
@@ -159,12 +166,12 @@ func (c *Controller) giveUp(t *ticket, err error) (Ticket, error) {
 	now := c.clock.Now()
 	// A passed deadline is an expiry of the wait limit; anything else
 	// (the caller gave up, or Close) a cancellation.
-	removed := lv.remove(now, t, errors.Is(err, context.DeadlineExceeded))
+	removed := c.hook.withdraw(t, now) || lv.remove(now, t, errors.Is(err, context.DeadlineExceeded))
 	if !removed {
 		lv.mu.Unlock()
 		return c.dispatched(t)
 	}
-	c.obs.Rejected(t.event(now.Sub(t.r.ArrivalTime())), fairqueue.ReasonTimeOut)
+	c.obs.Rejected(t.event(now.Sub(t.arrived)), fairqueue.ReasonTimeOut)
 	c.hook.rejected(t, now, fairqueue.ReasonTimeOut)
 	reap := lv.quiescing && lv.qs.IsIdle()
 	lv.mu.Unlock()

@@ -29,6 +29,9 @@ type LevelDump struct {
 	Quiescing bool
 	Limits    Limits
 	QueueSet  fairqueue.Dump
+	// Held is the requests Options.FlowLimiter holds over their flows'
+	// caps, not yet in the queue set.
+	Held int
 	// Baseline is the level's no-load execution time as the adaptive
 	// total measured it (Options.Adaptive; see the package doc), 0
 	// without Options.Adaptive or before its first probe.
@@ -52,7 +55,7 @@ func (c *Controller) Dump() []LevelDump {
 	out := make([]LevelDump, len(levels))
 	for i, lv := range levels {
 		lv.mu.Lock()
-		out[i] = LevelDump{Name: lv.name, Quiescing: lv.quiescing, Limits: limits[i], QueueSet: lv.qs.Dump(), Baseline: baselines[i]}
+		out[i] = LevelDump{Name: lv.name, Quiescing: lv.quiescing, Limits: limits[i], QueueSet: lv.qs.Dump(), Held: lv.held, Baseline: baselines[i]}
 		lv.mu.Unlock()
 	}
 	return out

@@ -63,7 +63,11 @@
 // The request path calls one internal admission hook (hook.go) at
 // arrival, waiting, dispatch, rejection and finish; Options.FlowLimiter
 // and Options.Adaptive implement it, and a controller with neither runs a
-// hook that does nothing.
+// hook that does nothing. At arrival the hook may also hold a request
+// outside the queue set (a NewHoldingFlowLimiter's cap): the request then
+// waits as a queued one does (its context, Close and its wait time as
+// for a queued request; LevelDump.Held counts it) until the hook hands it
+// to the queue set or rejects it.
 //
 // # Adaptive total
 //

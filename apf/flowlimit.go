@@ -37,14 +37,32 @@ type FlowUsage struct {
 // it to one Controller in Options.FlowLimiter. With no caps set (the
 // zero state) it only measures: every decision is the Controller's own.
 //
-// A capped flow's request is rejected (concurrency-limit) on arrival if
-// the seats its flow has waiting or executing, with its own, would exceed
-// the cap (rounded to the nearest seat), and at dispatch if its flow's
-// executing seats would (it was queued before the cap came down).
+// A capped flow's request whose seats, with those its flow has in the
+// level's queues or executing, would exceed the cap (rounded to the
+// nearest seat) is refused on arrival (concurrency-limit); with a
+// FlowLimiter from NewHoldingFlowLimiter it waits instead.
+//
+// A holding FlowLimiter makes a flow wait, not fail. A capped flow's request whose seats,
+// with those its flow has in the level's queues or executing, would
+// exceed the cap (rounded to the nearest seat) is held outside the queue
+// set, in arrival order per flow, and enters the queue set once its
+// flow's seats have dropped (its requests finish or leave) or its cap
+// has risen enough; SetCaps settles the held requests before it returns.
+// A held request ends as a queued one would: its context ends it
+// (time-out), Close ends it, its wait time counts from its arrival, and
+// its seats count in InUseSeatSeconds. A flow holds at most HandSize ×
+// QueueLengthLimit of its level's requests (none at a level that does
+// not queue); beyond that, or when a request's own seats exceed the cap,
+// the request is refused at once (concurrency-limit), as is a held one
+// when SetCaps lowers its cap below its seats. A request queued before
+// its cap came down is refused at dispatch (concurrency-limit) if its
+// flow's executing seats would exceed the cap.
 //
 // Cost: one mutex and one map lookup at arrival, dispatch and finish of
-// each request; TakeUsage is O(flows). Safe for concurrent use.
+// each request, and a slice append per held request; TakeUsage is
+// O(flows). Safe for concurrent use.
 type FlowLimiter struct {
+	hold  bool // caps make requests wait (NewHoldingFlowLimiter)
 	mu    sync.Mutex
 	flows map[FlowKey]*flowUse
 	caps  map[FlowKey]float64
@@ -53,8 +71,10 @@ type FlowLimiter struct {
 // flowUse is one flow's state. Guarded by FlowLimiter.mu.
 type flowUse struct {
 	key            FlowKey
-	inUse, running int     // seats waiting or executing; executing
-	inUseSec       float64 // seat-seconds of inUse since the period began
+	inUse, running int       // seats waiting or executing; executing
+	waiting        []*ticket // held over the cap, in arrival order
+	heldSeats      int       // their seats
+	inUseSec       float64   // seat-seconds of inUse since the period began
 	since          time.Time
 	held, refused  float64 // seat-seconds finished; seats refused
 	execSum        float64 // seconds of the requests finished
@@ -62,14 +82,105 @@ type flowUse struct {
 	meanExec       float64 // seconds, the last period's with finishes
 }
 
-// NewFlowLimiter returns a FlowLimiter with no caps.
+// NewFlowLimiter returns a FlowLimiter with no caps, whose caps refuse a
+// request over them on arrival.
 func NewFlowLimiter() *FlowLimiter { return &FlowLimiter{flows: map[FlowKey]*flowUse{}} }
 
+// NewHoldingFlowLimiter returns a FlowLimiter with no caps, whose caps
+// make a request over them wait, outside the queue set, until its flow's
+// seats let it in (see FlowLimiter).
+func NewHoldingFlowLimiter() *FlowLimiter {
+	return &FlowLimiter{hold: true, flows: map[FlowKey]*flowUse{}}
+}
+
 // SetCaps replaces the caps, in seats, by flow; nil removes them all.
+// Before it returns, the held requests that the new caps let through
+// have entered their queue sets, and those whose seats exceed their new
+// cap have been refused.
 func (l *FlowLimiter) SetCaps(caps map[FlowKey]float64) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.caps = caps
+	var holding []*flowUse
+	for _, f := range l.flows {
+		if len(f.waiting) > 0 {
+			holding = append(holding, f)
+		}
+	}
+	l.mu.Unlock()
+	for _, f := range holding {
+		l.settleFlow(f)
+	}
+}
+
+// settleFlow lets f's held requests through as its cap allows, taking
+// their level's lock (the level's lock before the limiter's, as on the
+// request path).
+func (l *FlowLimiter) settleFlow(f *flowUse) {
+	l.mu.Lock()
+	if len(f.waiting) == 0 {
+		l.mu.Unlock()
+		return
+	}
+	lv := f.waiting[0].lv
+	l.mu.Unlock()
+	lv.mu.Lock()
+	l.release(f, lv.c.clock.Now())
+	lv.mu.Unlock()
+}
+
+// release hands f's held requests, first come first, to their queue set
+// while its cap lets them through, and refuses those whose own seats
+// exceed it. Called with their level's lock held, not the limiter's.
+func (l *FlowLimiter) release(f *flowUse, now time.Time) {
+	if !l.hold {
+		return // nothing is ever held: no second lock on the request path
+	}
+	for {
+		t, refuse := l.nextHeld(f, now)
+		switch {
+		case t == nil:
+			return
+		case refuse:
+			t.lv.rejectHeld(now, t, fairqueue.ReasonConcurrencyLimit)
+		default:
+			t.lv.enter(now, t)
+		}
+	}
+}
+
+// nextHeld takes f's first held request off its hold if it can go: into
+// the queue set (counted in f's use), or refused (counted as refused);
+// nil if none can.
+func (l *FlowLimiter) nextHeld(f *flowUse, now time.Time) (t *ticket, refuse bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(f.waiting) == 0 {
+		return nil, false
+	}
+	t = f.waiting[0]
+	cp, capped := l.caps[f.key]
+	refuse = capped && float64(t.seats) > cp+0.5
+	if !refuse && l.over(f, f.inUse+t.seats) {
+		return nil, false
+	}
+	l.unhold(f, now)
+	if refuse {
+		f.refused += float64(t.seats)
+		t.flow = nil
+		return t, true
+	}
+	f.inUse += t.seats
+	return t, false
+}
+
+// unhold takes f's first held request off its hold. Called with l.mu.
+func (l *FlowLimiter) unhold(f *flowUse, now time.Time) {
+	t := f.waiting[0]
+	f.accrue(now)
+	copy(f.waiting, f.waiting[1:])
+	f.waiting[len(f.waiting)-1] = nil
+	f.waiting = f.waiting[:len(f.waiting)-1]
+	f.heldSeats -= t.seats
 }
 
 // TakeUsage returns every flow's usage since the previous call, heaviest
@@ -88,7 +199,7 @@ func (l *FlowLimiter) TakeUsage(now time.Time) []FlowUsage {
 			out = append(out, FlowUsage{Flow: k, SeatSeconds: f.held, InUseSeatSeconds: f.inUseSec, RefusedSeatSeconds: f.refused * f.meanExec})
 		}
 		f.held, f.refused, f.execSum, f.finished, f.inUseSec = 0, 0, 0, 0, 0
-		if f.inUse == 0 && f.meanExec == 0 {
+		if f.inUse == 0 && len(f.waiting) == 0 && f.meanExec == 0 {
 			delete(l.flows, k)
 		}
 	}
@@ -114,13 +225,15 @@ func (l *FlowLimiter) over(f *flowUse, seats int) bool {
 // accrue adds the seats in use since the last change to inUseSec.
 func (f *flowUse) accrue(now time.Time) {
 	if !f.since.IsZero() && now.After(f.since) {
-		f.inUseSec += float64(f.inUse) * now.Sub(f.since).Seconds()
+		f.inUseSec += float64(f.inUse+f.heldSeats) * now.Sub(f.since).Seconds()
 	}
 	f.since = now
 }
 
-// admit counts t's seats in its flow's use, or refuses it over the cap.
-func (l *FlowLimiter) admit(t *ticket, now time.Time) bool {
+// admit counts t's seats in its flow's use, holds it over the cap
+// behind the flow's other held requests, or refuses it: its own seats
+// over the cap, or the flow's hold full. Called with t's level's lock.
+func (l *FlowLimiter) admit(t *ticket, now time.Time) admission {
 	k := FlowKey{t.cl.PriorityLevel, t.cl.FlowSchema, t.cl.Distinguisher}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -129,13 +242,53 @@ func (l *FlowLimiter) admit(t *ticket, now time.Time) bool {
 		f = &flowUse{key: k}
 		l.flows[k] = f
 	}
-	if l.over(f, f.inUse+t.seats) {
+	if len(f.waiting) == 0 && !l.over(f, f.inUse+t.seats) {
+		f.accrue(now)
+		f.inUse += t.seats
+		t.flow = f
+		return admitLet
+	}
+	if !l.hold || l.over(f, t.seats) || len(f.waiting) >= holdLimit(t.lv.qcfg) {
 		f.refused += float64(t.seats)
+		return admitRefuse
+	}
+	f.accrue(now)
+	f.waiting = append(f.waiting, t)
+	f.heldSeats += t.seats
+	t.flow = f
+	t.lv.held++
+	return admitHold
+}
+
+// holdLimit is the most requests one flow may hold at a level of this
+// queue configuration: as many as its hand's queues may hold, none at a
+// level that does not queue.
+func holdLimit(cfg fairqueue.Config) int {
+	if cfg.Queues < 1 {
+		return 0
+	}
+	return cfg.HandSize * cfg.QueueLengthLimit
+}
+
+// withdraw takes held t off its flow's hold, its waiter having given up;
+// false if t is not held.
+func (l *FlowLimiter) withdraw(t *ticket, now time.Time) bool {
+	if t.flow == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f := t.flow
+	i := slices.Index(f.waiting, t)
+	if i < 0 {
 		return false
 	}
 	f.accrue(now)
-	f.inUse += t.seats
-	t.flow = f
+	f.waiting = slices.Delete(f.waiting, i, i+1)
+	f.heldSeats -= t.seats
+	f.refused += float64(t.seats)
+	t.flow = nil
+	t.lv.held--
 	return true
 }
 
@@ -184,10 +337,13 @@ func (l *FlowLimiter) leaveLocked(t *ticket, refused bool, now time.Time) {
 }
 
 // arrived is the FlowLimiter as the controller's admission hook: it
-// counts t's seats in its flow's use, or refuses t over the flow's cap.
-// Exempt requests are neither counted nor capped.
-func (l *FlowLimiter) arrived(t *ticket, now time.Time) bool {
-	return t.cl.Exempt || l.admit(t, now)
+// counts t's seats in its flow's use, holds t over the flow's cap, or
+// refuses it. Exempt requests are neither counted nor capped.
+func (l *FlowLimiter) arrived(t *ticket, now time.Time) admission {
+	if t.cl.Exempt {
+		return admitLet
+	}
+	return l.admit(t, now)
 }
 
 func (l *FlowLimiter) waiting(*ticket) {}
@@ -197,17 +353,21 @@ func (l *FlowLimiter) waiting(*ticket) {}
 func (l *FlowLimiter) dispatching(t *ticket) bool { return t.flow == nil || l.started(t) }
 
 // rejected ends the accounting of t, counted at arrival and rejected
-// before it executed.
+// before it executed,
+// and lets its flow's held requests through as its cap allows.
 func (l *FlowLimiter) rejected(t *ticket, now time.Time, _ fairqueue.Reason) {
-	if t.flow != nil {
+	if f := t.flow; f != nil {
 		l.refuse(t, now)
+		l.release(f, now)
 	}
 }
 
-// finished ends the accounting of t, which executed until now.
+// finished ends the accounting of t, which executed until now, and lets
+// its flow's held requests through as its cap allows.
 func (l *FlowLimiter) finished(t *ticket, now time.Time, _ bool) {
-	if t.flow != nil {
+	if f := t.flow; f != nil {
 		l.finishedAt(t, now)
+		l.release(f, now)
 	}
 }
 

@@ -12,9 +12,18 @@ import (
 // Options.Adaptive implement it, hookChain runs both, nopHook is neither.
 type admissionHook interface {
 	// arrived is called with the level's lock held, before the request
-	// enters the queue set; false refuses it (concurrency-limit), and no
-	// later hook of a chain sees it.
-	arrived(t *ticket, now time.Time) bool
+	// enters the queue set. admitLet hands it on to the queue set;
+	// admitRefuse refuses it (concurrency-limit); admitHold leaves it
+	// waiting with the hook, which later hands it to the queue set
+	// (level.enter) or rejects it (level.rejectHeld), or gives it up to
+	// withdraw. After anything but admitLet no later hook of a chain
+	// sees the request's arrival.
+	arrived(t *ticket, now time.Time) admission
+	// withdraw is called with the level's lock held when the waiter of t
+	// gives up (its context ended, or Close); true if the hook held t,
+	// and no longer does: t then never entered the queue set, and the
+	// hook has ended its accounting.
+	withdraw(t *ticket, now time.Time) bool
 	// waiting is called with the level's lock held when the request
 	// entered a queue to wait.
 	waiting(t *ticket)
@@ -34,6 +43,15 @@ type admissionHook interface {
 	// and after one finished.
 	between()
 }
+
+// admission is an admission hook's decision at a request's arrival.
+type admission int
+
+const (
+	admitLet    admission = iota // on to the queue set
+	admitRefuse                  // rejected at once (concurrency-limit)
+	admitHold                    // waits with the hook
+)
 
 // newHook is the hook of a controller with these features (either may be
 // nil).
@@ -57,7 +75,8 @@ func newHook(flows *FlowLimiter, adapt *adaptive) admissionHook {
 // nopHook is the hook of a controller with no feature beyond upstream.
 type nopHook struct{}
 
-func (nopHook) arrived(*ticket, time.Time) bool               { return true }
+func (nopHook) arrived(*ticket, time.Time) admission          { return admitLet }
+func (nopHook) withdraw(*ticket, time.Time) bool              { return false }
 func (nopHook) waiting(*ticket)                               {}
 func (nopHook) dispatching(*ticket) bool                      { return true }
 func (nopHook) rejected(*ticket, time.Time, fairqueue.Reason) {}
@@ -67,13 +86,22 @@ func (nopHook) between()                                      {}
 // hookChain runs several hooks in order.
 type hookChain []admissionHook
 
-func (hc hookChain) arrived(t *ticket, now time.Time) bool {
+func (hc hookChain) arrived(t *ticket, now time.Time) admission {
 	for _, h := range hc {
-		if !h.arrived(t, now) {
-			return false
+		if a := h.arrived(t, now); a != admitLet {
+			return a
 		}
 	}
-	return true
+	return admitLet
+}
+
+func (hc hookChain) withdraw(t *ticket, now time.Time) bool {
+	for _, h := range hc {
+		if h.withdraw(t, now) {
+			return true
+		}
+	}
+	return false
 }
 
 func (hc hookChain) waiting(t *ticket) {

@@ -36,6 +36,7 @@ type level struct {
 	timers    map[*ticket]fairqueue.Timer
 	win       window    // the adaptive total's samples
 	refused   []*ticket // refused by the hook at dispatch, to finish (settle)
+	held      int       // requests the hook holds (admitHold), not yet in qs
 }
 
 // hooks adapts a level to fairqueue.Observer: only the queue length after
@@ -95,12 +96,12 @@ func (lv *level) dispatched(r *fairqueue.Request) {
 	if !lv.c.hook.dispatching(t) {
 		lv.refused = append(lv.refused, t) // woken by settle
 		if lv.c.observe {
-			lv.c.obs.Dispatched(t.event(r.StartTime().Sub(r.ArrivalTime())))
+			lv.c.obs.Dispatched(t.event(r.StartTime().Sub(t.arrived)))
 		}
 		return
 	}
 	if lv.c.observe {
-		lv.c.obs.Dispatched(t.event(r.StartTime().Sub(r.ArrivalTime())))
+		lv.c.obs.Dispatched(t.event(r.StartTime().Sub(t.arrived)))
 	}
 	if t.ready != nil {
 		close(t.ready)
@@ -167,10 +168,40 @@ func (lv *level) release(t *ticket) {
 
 // arrive hands t to the queue set: "" if it was admitted (executing or
 // waiting), else the reason it was rejected.
-func (lv *level) arrive(now time.Time, t *ticket, flowHash uint64, we fairqueue.WorkEstimate) fairqueue.Reason {
-	reason := lv.qs.Arrive(now, &t.r, flowHash, we)
+func (lv *level) arrive(now time.Time, t *ticket) fairqueue.Reason {
+	reason := lv.qs.Arrive(now, &t.r, t.hash, t.work)
 	lv.settle(now)
 	return reason
+}
+
+// enter hands t, which the hook held, to the queue set at now: it waits
+// there, is dispatched (its waiter woken) or is rejected (its waiter
+// woken to the rejection).
+func (lv *level) enter(now time.Time, t *ticket) {
+	lv.held--
+	reason := lv.arrive(now, t)
+	switch {
+	case reason != "":
+		lv.c.hook.rejected(t, now, reason)
+		lv.wakeRejected(now, t, reason)
+	case t.r.State() == fairqueue.StateWaiting:
+		lv.c.hook.waiting(t)
+	}
+}
+
+// rejectHeld rejects t, which the hook held and no longer does, with
+// reason at now, and wakes its waiter.
+func (lv *level) rejectHeld(now time.Time, t *ticket, reason fairqueue.Reason) {
+	lv.held--
+	lv.wakeRejected(now, t, reason)
+}
+
+// wakeRejected tells the waiter of t that t is rejected; nothing touches
+// t after its waiter is woken.
+func (lv *level) wakeRejected(now time.Time, t *ticket, reason fairqueue.Reason) {
+	lv.c.obs.Rejected(t.event(now.Sub(t.arrived)), reason)
+	t.reject = reason
+	close(t.ready)
 }
 
 // remove takes waiting t out of its queue, as an expiry of its wait limit
@@ -212,7 +243,7 @@ func (lv *level) settle(now time.Time) {
 			lv.c.obs.Finished(t.event(0), 0)
 			lv.c.obs.SeatsReleased(t.event(0))
 		}
-		t.refused = true
+		t.reject = fairqueue.ReasonConcurrencyLimit
 		if t.ready != nil {
 			close(t.ready)
 		}

@@ -69,7 +69,7 @@ func (c *Controller) idle() bool {
 	c.mu.Unlock()
 	for _, lv := range levels {
 		lv.mu.Lock()
-		idle := lv.qs.IsIdle()
+		idle := lv.qs.IsIdle() && lv.held == 0
 		lv.mu.Unlock()
 		if !idle {
 			return false

@@ -33,8 +33,16 @@ type ticket struct {
 
 	queued bool // entered a queue (set under lv.mu)
 
-	flow    *flowUse // counted by Options.FlowLimiter; nil: not
-	refused bool     // refused by the hook at dispatch: to be rejected
+	flow *flowUse // counted by Options.FlowLimiter; nil: not
+	// reject is the reason the request is rejected after its waiter was
+	// left waiting (refused by the hook at dispatch, or rejected on
+	// leaving the hook's hold), set before the waiter is woken; "" if
+	// none.
+	reject fairqueue.Reason
+	// What the queue set needs when a request the hook held enters it.
+	hash    uint64
+	work    fairqueue.WorkEstimate
+	arrived time.Time
 }
 
 // live returns the state of t, panicking if t has been finished.
@@ -60,7 +68,7 @@ func (t Ticket) Queue() int {
 // is the call that waits).
 func (t Ticket) WaitTime() time.Duration {
 	tk := t.live("WaitTime")
-	return tk.r.StartTime().Sub(tk.r.ArrivalTime())
+	return tk.r.StartTime().Sub(tk.arrived)
 }
 
 // Work returns the request's work estimate as the queue set used it.
@@ -89,7 +97,8 @@ func (c *Controller) newTicket() *ticket {
 // recycle returns t to the pool once nothing refers to it: rejected, or
 // finished with its seats released.
 func (c *Controller) recycle(t *ticket) {
-	t.lv, t.ready, t.cl, t.req, t.seats, t.queued, t.flow, t.refused = nil, nil, Classification{}, nil, 0, false, nil, false
+	t.lv, t.ready, t.cl, t.req, t.seats, t.queued, t.flow, t.reject = nil, nil, Classification{}, nil, 0, false, nil, ""
+	t.hash, t.work, t.arrived = 0, fairqueue.WorkEstimate{}, time.Time{}
 	t.r = fairqueue.Request{}
 	c.tickets.Put(t)
 }

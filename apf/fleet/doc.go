@@ -39,7 +39,9 @@
 // Controller.Replan), FlowCaps as the FlowLimiter's caps, which
 // Wait enforces (a capped flow's request is refused with
 // concurrency-limit on arrival, or at dispatch if it queued before the
-// cap came down). The request path pays one mutex and one map lookup at
+// cap came down; with an apf.NewHoldingFlowLimiter given in
+// apf.Options.FlowLimiter it waits instead, outside the queue set, until
+// its flow's seats let it in). The request path pays one mutex and one map lookup at
 // arrival, dispatch and finish; the store is called only in rounds.
 //
 // With a GoAway (apf.TargetedGoAway) the round also aims it: at the
@@ -60,6 +62,16 @@
 // that stay to shares of a level the moved client no longer uses.
 //
 // # Failure modes
+//
+// LevelLimits follows where the fleet's demand is, not where it could
+// go: while heavy clients are pinned by long-lived connections to one
+// replica, its peers' limits for their level fall with their small
+// demand, and the seats the level could borrow there stay idle, also
+// for the clients a GOAWAY moves there. In the simulator (fairslice
+// fleet --matrix), with three heavy clients on one of three replicas and
+// targeted GOAWAY, the fleet serves 49 seats coordinated against 99
+// uncoordinated; judge coordination by goodput and by rejections while
+// the servers' seats idle, not against the limits it sets.
 //
 // With no peers (a fleet of one replica, or a store that has been
 // unreachable for a few periods) both decisions are nil: the replica

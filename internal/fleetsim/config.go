@@ -129,6 +129,9 @@ type Config struct {
 	Coordinate bool
 	// CoordinationPeriod is 0 for fleet.DefaultPeriod (10 s).
 	CoordinationPeriod time.Duration
+	// CapsWait has the caps of Coordinate make a flow's requests over its
+	// cap wait (apf.NewHoldingFlowLimiter) instead of refusing them.
+	CapsWait bool
 }
 
 // defaults returns c with its zero values replaced by their defaults.

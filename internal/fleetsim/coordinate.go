@@ -44,6 +44,9 @@ func (s *sim) newController(r *replica) (*apf.Controller, error) {
 		}
 		r.goAway, cfg.GoAway = g, g
 	}
+	if s.cfg.CapsWait {
+		opts.FlowLimiter = apf.NewHoldingFlowLimiter()
+	}
 	c, co, err := fleet.Join(s.cfg.FlowControl, opts, cfg)
 	if err != nil {
 		return nil, err

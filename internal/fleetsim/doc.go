@@ -41,6 +41,17 @@
 // it exactly. Jain's index over Share/FairShare sums the run up: 1 when
 // every flow got the same proportion of its fair share.
 //
+// # What users feel
+//
+// Goodput is the seat-seconds executed per measured second.
+// RejectedWhileServersIdle counts the rejections while at least 30% of
+// the fleet's server seats for the level execute nothing, a replica's
+// server seats being the most the level may hold there under upstream's
+// borrowing: a quantity no coordination moves. RejectedWhileIdle counts
+// them against the replicas' current limits instead, which coordination
+// lowers on idle replicas, so it flatters coordination. GoAways counts
+// the connections closed.
+//
 // # Why the fleet is unfair
 //
 // Each replica is fair only among the flows it sees. With one flow spread

@@ -23,7 +23,8 @@ type request struct {
 	ctx     *waitCtx
 	done    chan waitResult // Wait's answer, from the goroutine calling it
 
-	queued  bool            // Wait is blocked: the request waits in a queue
+	queued  bool            // Wait is blocked: the request waits in a queue (or held by a cap)
+	expired bool            // its wait limit passed, or the run ended: the simulator collects its end
 	expiry  fairqueue.Timer // its wait limit, while queued
 	ticket  apf.Ticket
 	seats   int
@@ -92,6 +93,16 @@ func (o observer) Dispatched(ev apf.RequestEvent) {
 	rq := s.byReq[ev.Request]
 	rq.seats, rq.start = ev.Seats, s.clock.Now()
 	if rq.queued {
+		s.pending = append(s.pending, rq)
+	}
+}
+
+// Rejected implements apf.Observer: a request that was left waiting and
+// is rejected other than at its wait limit (a cap that held it) is
+// collected like a dispatched one.
+func (o observer) Rejected(ev apf.RequestEvent, _ fairqueue.Reason) {
+	s := o.rep.sim
+	if rq := s.byReq[ev.Request]; rq != nil && rq.queued && !rq.expired {
 		s.pending = append(s.pending, rq)
 	}
 }

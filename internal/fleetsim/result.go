@@ -22,9 +22,21 @@ type Result struct {
 	// if none did).
 	UtilisationSpread float64
 	// Requests, Rejected (any reason) and RejectedWhileIdle (rejected
-	// while at least 30% of the fleet's seats of the level executed
-	// nothing) count requests; GoAways counts connections closed.
+	// while at least 30% of the fleet's seats of the level, the replicas'
+	// current limits, executed nothing) count requests; GoAways counts
+	// connections closed.
 	Requests, Rejected, RejectedWhileIdle, GoAways int
+	// RejectedWhileServersIdle counts the requests rejected while at
+	// least 30% of the fleet's server seats for the level executed
+	// nothing, a replica's server seats being the most the level may hold
+	// there under upstream's borrowing (its nominal limit plus what the
+	// other levels may lend, within its borrowing limit): a number that
+	// coordination, which lowers an idle replica's current limit, does
+	// not move.
+	RejectedWhileServersIdle int
+	// Goodput is the seat-seconds the level executed per second of the
+	// measured time, over the fleet.
+	Goodput float64
 }
 
 // FlowResult is one flow's outcome.
@@ -51,6 +63,9 @@ type ReplicaResult struct {
 	// Seats is the level's mean current limit over the run, SeatSeconds
 	// what executed, Utilisation the one over the other's total.
 	Seats, SeatSeconds, Utilisation float64
+	// ServerSeats is the most seats the level may hold on the replica
+	// under upstream's borrowing (see Result.RejectedWhileServersIdle).
+	ServerSeats int
 }
 
 // result computes the Result of the finished run.
@@ -58,6 +73,7 @@ func (s *sim) result() (*Result, error) {
 	res := &Result{
 		Requests: s.stats.requests, Rejected: s.stats.rejected,
 		RejectedWhileIdle: s.stats.rejectedWhileIdle, GoAways: s.stats.goaways,
+		RejectedWhileServersIdle: s.stats.rejectedWhileServersIdle,
 	}
 	secs := (s.cfg.Duration - s.cfg.Warmup).Seconds()
 	capacity := make([]float64, len(s.replicas))
@@ -65,7 +81,8 @@ func (s *sim) result() (*Result, error) {
 	for i, r := range s.replicas {
 		capacity[i] = r.seatSec / secs
 		total += r.seatSec
-		rr := ReplicaResult{Seats: capacity[i], SeatSeconds: r.used}
+		rr := ReplicaResult{Seats: capacity[i], SeatSeconds: r.used, ServerSeats: r.serverSeats}
+		res.Goodput += r.used / secs
 		if r.seatSec > 0 {
 			rr.Utilisation = r.used / r.seatSec
 		}

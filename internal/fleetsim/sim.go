@@ -48,6 +48,9 @@ type replica struct {
 	seatSec float64   // the level's seats × seconds so far
 	maxSeat uint64
 	limits  apf.Limits // the level's, as last reported
+	// serverSeats is the most seats the level may hold here under
+	// upstream's borrowing: what coordination cannot move.
+	serverSeats int
 
 	coord  *coordination       // nil unless Config.Coordinate or GoAwayTargeted
 	goAway *apf.TargetedGoAway // nil unless GoAwayTargeted
@@ -100,6 +103,7 @@ type flowStats struct {
 // totals are the fleet's counts.
 type totals struct {
 	requests, rejected, rejectedWhileIdle, goaways int
+	rejectedWhileServersIdle                       int
 }
 
 // Run simulates cfg: every replica runs an apf.Controller on the
@@ -141,6 +145,7 @@ func (s *sim) start() error {
 			return fmt.Errorf("fleetsim: replica %d: %w", i, err)
 		}
 		rep.c = c
+		rep.serverSeats = serverSeats(c.Limits(), s.cfg.Level)
 		s.replicas = append(s.replicas, rep)
 	}
 	s.flows = make([]flowStats, len(s.cfg.Flows))
@@ -261,6 +266,7 @@ func (s *sim) submit(rq *request) {
 
 // expire ends the wait of rq, still queued at its wait limit.
 func (s *sim) expire(rq *request) {
+	rq.expired = true
 	rq.ctx.expire()
 	s.ended(rq, <-rq.done)
 }
@@ -320,6 +326,9 @@ func (s *sim) rejected(rq *request) {
 	if s.fleetIdle() >= idleFraction {
 		s.stats.rejectedWhileIdle++
 	}
+	if s.serversIdle() >= idleFraction {
+		s.stats.rejectedWhileServersIdle++
+	}
 }
 
 // measuring reports whether the warmup is over.
@@ -336,18 +345,41 @@ func minTime(a, b time.Time) time.Time {
 // rejection counts as one while idle.
 const idleFraction = 0.3
 
-// fleetIdle returns the fraction of the fleet's seats of the level not
-// executing (0 if it has none).
-func (s *sim) fleetIdle() float64 {
-	limit, busy := 0, 0
+// fleetIdle returns the fraction of the fleet's seats of the level (the
+// replicas' current limits) not executing (0 if it has none).
+func (s *sim) fleetIdle() float64 { return s.idle(func(r *replica) int { return r.limit }) }
+
+// serversIdle returns the fraction of the fleet's server seats of the
+// level (replica.serverSeats) not executing (0 if it has none).
+func (s *sim) serversIdle() float64 { return s.idle(func(r *replica) int { return r.serverSeats }) }
+
+// idle returns the fraction of the replicas' seats, as seatsOf counts
+// them, not executing (0 if they have none, never below 0).
+func (s *sim) idle(seatsOf func(*replica) int) float64 {
+	seats, busy := 0, 0
 	for _, r := range s.replicas {
-		limit += r.limit
+		seats += seatsOf(r)
 		busy += r.executing
 	}
-	if limit == 0 {
+	if seats == 0 {
 		return 0
 	}
-	return float64(limit-busy) / float64(limit)
+	return max(0, float64(seats-busy)/float64(seats))
+}
+
+// serverSeats is the most seats level may hold on a server whose levels'
+// limits are limits, under upstream's borrowing: its nominal limit plus
+// the seats every other level may lend, within its own borrowing limit
+// (Upper). Only the configuration moves it; coordination does not.
+func serverSeats(limits map[string]apf.Limits, level string) int {
+	own := limits[level]
+	seats := own.Nominal
+	for name, l := range limits {
+		if name != level {
+			seats += l.Lendable
+		}
+	}
+	return min(seats, own.Upper)
 }
 
 // finish ends rq's execution.
@@ -379,6 +411,9 @@ func (s *sim) respond(rq *request) {
 // stop ends the run at its end: the controllers are closed and the
 // requests still waiting collected.
 func (s *sim) stop() {
+	for rq := range s.waiting {
+		rq.expired = true // Close ends it; the simulator collects it below
+	}
 	for _, r := range s.replicas {
 		r.account(s.end)
 		r.c.Close()

@@ -2,6 +2,7 @@ package fleetsim
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -78,9 +79,47 @@ func checkAccounts(t *testing.T, cfg Config, res *Result) {
 			t.Errorf("replica %d Utilisation = %v > 1", i, r.Utilisation)
 		}
 	}
-	if res.RejectedWhileIdle > res.Rejected {
-		t.Errorf("RejectedWhileIdle = %d > Rejected = %d", res.RejectedWhileIdle, res.Rejected)
+	if res.RejectedWhileIdle > res.Rejected || res.RejectedWhileServersIdle > res.Rejected {
+		t.Errorf("RejectedWhileIdle = %d, RejectedWhileServersIdle = %d; want neither above Rejected = %d",
+			res.RejectedWhileIdle, res.RejectedWhileServersIdle, res.Rejected)
 	}
+	executed := 0.0
+	for _, r := range res.Replicas {
+		executed += r.SeatSeconds
+	}
+	if want := executed / (cfg.Duration - cfg.Warmup).Seconds(); math.Abs(res.Goodput-want) > 1e-9 {
+		t.Errorf("Goodput = %v, want the replicas' seat-seconds per measured second %v", res.Goodput, want)
+	}
+}
+
+// TestRunServersIdleIsAgainstTheServersSeats: a replica's ServerSeats is
+// the most global-default may hold under upstream's borrowing (at 50
+// server seats its nominal 5 plus the 28 the other levels may lend,
+// within its borrowing limit of 50), which coordination does not move though it lowers the
+// idle replicas' current limits; so coordination's rejections while the
+// servers idle are counted against those seats, not against its own
+// limits.
+func TestRunServersIdleIsAgainstTheServersSeats(t *testing.T) {
+	cfg := pinnedToZero(GoAwayOff, true)
+	res, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lowered := false
+	for i, r := range res.Replicas {
+		if r.ServerSeats != 33 {
+			t.Errorf("replica %d ServerSeats = %d, want 33", i, r.ServerSeats)
+		}
+		lowered = lowered || r.Seats < float64(r.ServerSeats)-1
+	}
+	if !lowered {
+		t.Errorf("coordinated: no replica's mean current limit below its server seats: %+v", res.Replicas)
+	}
+	if res.RejectedWhileServersIdle <= res.RejectedWhileIdle {
+		t.Errorf("coordinated: RejectedWhileServersIdle = %d, want more than RejectedWhileIdle = %d (the idle replicas' limits lowered)",
+			res.RejectedWhileServersIdle, res.RejectedWhileIdle)
+	}
+	checkAccounts(t, cfg, res)
 }
 
 func TestRunIsDeterministic(t *testing.T) {
@@ -284,5 +323,31 @@ func TestRunTargetedGoAwayEndsRejectionsWhileIdle(t *testing.T) {
 		if res.UtilisationSpread > 1.25 {
 			t.Errorf("coordinate=%v: UtilisationSpread = %.3f, want at most 1.25", coordinate, res.UtilisationSpread)
 		}
+	}
+}
+
+// TestRunCapsWaitServeMore: with caps that make a flow wait instead of
+// refusing it, the coordinated pinned scenario serves more seat-seconds
+// and rejects fewer requests than with caps that refuse, seed by seed,
+// and every account still adds up.
+func TestRunCapsWaitServeMore(t *testing.T) {
+	for _, seed := range []uint64{1, 2} {
+		cfg := pinnedToZero(GoAwayTargeted, true)
+		cfg.Seed = seed
+		refusing, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.CapsWait = true
+		waiting, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("seed %d: goodput %.2f refusing, %.2f waiting; rejected %d, %d", seed, refusing.Goodput, waiting.Goodput, refusing.Rejected, waiting.Rejected)
+		if waiting.Goodput <= refusing.Goodput || waiting.Rejected >= refusing.Rejected {
+			t.Errorf("seed %d: caps that wait: goodput %.2f, rejected %d; want more than refusing caps' %.2f and fewer than %d",
+				seed, waiting.Goodput, waiting.Rejected, refusing.Goodput, refusing.Rejected)
+		}
+		checkAccounts(t, cfg, waiting)
 	}
 }

@@ -27,6 +27,7 @@ import (
 type fleetBalancer struct {
 	replicas []*fleetReplica
 	next     atomic.Int64
+	redials  atomic.Int64 // connections a client opened after its first: one per GOAWAY it got
 }
 
 func (b *fleetBalancer) client(first int) *http.Client {
@@ -38,6 +39,7 @@ func (b *fleetBalancer) client(first int) *http.Client {
 		i := first
 		if dials > 0 {
 			i = int(b.next.Add(1) % int64(len(b.replicas)))
+			b.redials.Add(1)
 		}
 		dials++
 		mu.Unlock()
@@ -50,8 +52,28 @@ func (b *fleetBalancer) client(first int) *http.Client {
 // goAwayRun is what one phase of the GOAWAY test measured.
 type goAwayRun struct {
 	rejected, rejectedWhileIdle int64
-	utilisation                 []float64 // mean executing / seats, per replica
-	closed                      int       // connections the targeted GOAWAY closed
+	// rejectedWhileServersIdle counts those while at least 30% of the
+	// fleet's server seats for global-default (levelSeats: what upstream's
+	// borrowing lets the level hold on a replica) executed nothing.
+	rejectedWhileServersIdle int64
+	utilisation              []float64 // mean executing / seats, per replica
+	goodput                  float64   // mean seats executing, over the fleet
+	closed                   int       // connections the targeted GOAWAY closed
+	goAways                  int64     // connections the clients reopened: one per GOAWAY, any policy
+}
+
+// levelSeats is the most seats level may hold on c under upstream's
+// borrowing: its nominal limit plus what the other levels may lend,
+// within its own upper limit. Coordination does not move it.
+func levelSeats(c *apf.Controller, level string) int64 {
+	limits := c.Limits()
+	seats := limits[level].Nominal
+	for name, l := range limits {
+		if name != level {
+			seats += l.Lendable
+		}
+	}
+	return int64(min(seats, limits[level].Upper))
 }
 
 // spread is the most over the least used replica's utilisation.
@@ -100,8 +122,12 @@ func runGoAwayPhase(t *testing.T, store fleet.Store, chance float64, targeted bo
 		}
 		return n
 	}
+	var serverSeats int64
+	for _, r := range b.replicas {
+		serverSeats += levelSeats(r.c, "global-default")
+	}
 	var measuring atomic.Bool
-	var rejected, whileIdle atomic.Int64
+	var rejected, whileIdle, whileServersIdle atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	worker := func(client *http.Client, user string) {
@@ -125,8 +151,12 @@ func runGoAwayPhase(t *testing.T, store fleet.Store, chance float64, targeted bo
 			if resp.StatusCode == http.StatusTooManyRequests {
 				if measuring.Load() {
 					rejected.Add(1)
-					if fleetBusy()*10 <= 7*fleetReplicas*fleetServerCL {
+					busy := fleetBusy()
+					if busy*10 <= 7*fleetReplicas*fleetServerCL {
 						whileIdle.Add(1)
+					}
+					if busy*10 <= 7*serverSeats {
+						whileServersIdle.Add(1)
 					}
 				}
 				time.Sleep(20 * time.Millisecond)
@@ -159,6 +189,7 @@ func runGoAwayPhase(t *testing.T, store fleet.Store, chance float64, targeted bo
 	defer func() { close(stop); wg.Wait() }()
 
 	time.Sleep(warmup)
+	redials := b.redials.Load()
 	measuring.Store(true)
 	sums := make([]float64, fleetReplicas)
 	samples := 0
@@ -169,9 +200,11 @@ func runGoAwayPhase(t *testing.T, store fleet.Store, chance float64, targeted bo
 		time.Sleep(50 * time.Millisecond)
 	}
 	measuring.Store(false)
-	run := goAwayRun{rejected: rejected.Load(), rejectedWhileIdle: whileIdle.Load()}
+	run := goAwayRun{rejected: rejected.Load(), rejectedWhileIdle: whileIdle.Load(),
+		rejectedWhileServersIdle: whileServersIdle.Load(), goAways: b.redials.Load() - redials}
 	for _, s := range sums {
 		run.utilisation = append(run.utilisation, s/float64(samples)/fleetServerCL)
+		run.goodput += s / float64(samples)
 	}
 	for _, g := range goAways {
 		run.closed += g.Closed()
@@ -212,8 +245,8 @@ func TestFleetTargetedGoAwayMovesPinnedClients(t *testing.T) {
 	}
 	const warmup, window = 10 * time.Second, 10 * time.Second
 	report := func(name string, r goAwayRun) {
-		t.Logf("%-28s rejected %5d, %5d of them while >= 30%% of the fleet's seats idled; utilisation per replica %.2f, spread %.2f; targeted GOAWAYs %d",
-			name+":", r.rejected, r.rejectedWhileIdle, r.utilisation, r.spread(), r.closed)
+		t.Logf("%-28s rejected %5d, %5d of them while >= 30%% of the fleet's seats idled, %5d while >= 30%% of the servers' seats for global-default did; utilisation per replica %.2f, spread %.2f; goodput %.2f seats; targeted GOAWAYs %d, reconnections %d",
+			name+":", r.rejected, r.rejectedWhileIdle, r.rejectedWhileServersIdle, r.utilisation, r.spread(), r.goodput, r.closed, r.goAways)
 	}
 	off := runGoAwayPhase(t, nil, 0, false, warmup, window)
 	report("GOAWAY off", off)

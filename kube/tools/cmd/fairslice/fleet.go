@@ -17,7 +17,9 @@ import (
 const fleetUsage = `Usage:
   fairslice fleet --replicas N [--spread K] [--pinned M] [--pinned-to R] [--light L]
                   [--balancer pinned|round-robin|least-inflight] [--duration D] [--seed S]
-                  [--goaway off|random|targeted] [--coordinate=false|true]
+                  [--goaway off|random|targeted] [--goaway-chance P]
+                  [--coordinate=false|true] [--caps-wait]
+  fairslice fleet --matrix [--duration D] [--caps-wait]
                   [-o text|json|yaml] [--svg FILE] [--html FILE]
 
 Fleet simulates N replicas of a server, each running API Priority and
@@ -43,13 +45,16 @@ client keeps its connection (pinned), each request to the next replica
 (round-robin, the default), or to the one with the fewest requests in
 flight (least-inflight). --goaway closes connections, making the client
 reconnect through the balancer: never (off), per request with
-kube-apiserver's suggested --goaway-chance of 0.001 (random), or, every
+a chance of --goaway-chance P (default 0.001, kube-apiserver's
+suggestion; at most 0.02, its bound) (random), or, every
 second, that of the heaviest flow on a replica with more than its part of
 the fleet's demand while another replica has idle seats (targeted).
 --coordinate=true has the replicas exchange, every 10 s, their flows'
 seats and demand (package apf/fleet, through an in-memory store) and cap
 each heavy flow on each replica at its fleet-wide fair share minus what
-the others give it. The first 20 s (a third of a shorter run) are run but
+the others give it; a request over its cap is refused, or with
+--caps-wait waits (per flow, in order, outside the queues) until its
+flow's seats let it in. The first 20 s (a third of a shorter run) are run but
 not measured, coordinated or not: the replicas' first adjustments and
 exchanges.
 
@@ -60,14 +65,32 @@ be served only on the replicas they are on. Jain's index is over
 share/fairShare; utilisationSpread is the highest replica seat utilisation
 over the lowest (null if some replica executed nothing);
 rejectedWhileIdle counts requests rejected while at least 30% of the
-fleet's seats executed nothing. The same flags give the same numbers.
+fleet's seats (the replicas' current limits) executed nothing;
+rejectedWhileServersIdle those rejected while at least 30% of the
+fleet's server seats for the level executed nothing, a replica's server
+seats being the most global-default may hold there under upstream's
+borrowing (33 of 50: its nominal limit plus what the other levels may
+lend), which coordination does not move. goodput is the seat-seconds
+executed per second of the measured time; goaways the connections
+closed. The same flags give the same numbers.
 
 -o json (or yaml): {"replicas", "balancer", "coordinate", "goaway",
 "flows": [{"name", "kind", "share", "fairShare"}], "jain",
-"utilisationSpread", "rejected", "rejectedWhileIdle"}, kind being
+"utilisationSpread", "rejected", "rejectedWhileIdle",
+"rejectedWhileServersIdle", "goodput", "goaways"}, kind being
 "spread", "pinned" or "light" and shares fractions of the fleet's
 seat-seconds. --svg FILE and --html FILE also draw each flow's share
 against its fair share, the run without coordination next to the one with.
+
+--matrix runs instead the steering matrix: ten scenarios (3 to 5
+replicas, 1 to 4 pinned flows all on replica 0, 0 to 8 light flows, with
+and without a spread flow, each its own seed, the balancer keeping each
+client's connection), each uncoordinated and coordinated, under GOAWAY
+off, random at 0.001 and at 0.02, and targeted; it prints per row each
+one's rejectedWhileServersIdle, Jain, goodput and goaways, which of the
+bars targeted meets (R: rejections while the servers idle within 10%
+(+5) of the better random setting's; J: Jain >= 0.95; G: goodput >= 97%
+of the best; A: fewer GOAWAYs than random 0.02), and the count per mode.
 
 Exit status: 0 success or help, 2 bad command line.
 
@@ -89,6 +112,9 @@ type fleetFlags struct {
 	duration                                  time.Duration
 	seed                                      uint64
 	coordinate                                bool
+	goawayChance                              float64
+	capsWait                                  bool
+	matrix                                    bool
 }
 
 func (f *fleetFlags) register(fs *flag.FlagSet) {
@@ -101,6 +127,9 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.duration, "duration", time.Minute, "simulated `time`")
 	fs.Uint64Var(&f.seed, "seed", 1, "`seed` of the arrivals and GOAWAY draws")
 	fs.StringVar(&f.goaway, "goaway", string(fleetsim.GoAwayOff), "GOAWAY: off, random or targeted")
+	fs.Float64Var(&f.goawayChance, "goaway-chance", fleetsim.UpstreamGoAwayChance, "chance `P` per request of --goaway random, more than 0 and at most 0.02")
+	fs.BoolVar(&f.capsWait, "caps-wait", false, "with --coordinate=true, a flow's requests over its cap wait instead of being refused")
+	fs.BoolVar(&f.matrix, "matrix", false, "run the steering matrix instead (see above); --duration and --caps-wait apply")
 	fs.BoolVar(&f.coordinate, "coordinate", false, "replicas exchange demand and cap heavy flows at their fleet-wide fair share")
 }
 
@@ -115,6 +144,8 @@ func (f *fleetFlags) check() error {
 		return fmt.Errorf("--pinned-to %d: want a replica, 0 to %d", f.pinnedTo, f.replicas-1)
 	case f.duration <= 0:
 		return fmt.Errorf("--duration %v: want a positive duration", f.duration)
+	case !(f.goawayChance > 0 && f.goawayChance <= 0.02):
+		return fmt.Errorf("--goaway-chance %v: want more than 0 and at most 0.02", f.goawayChance)
 	}
 	switch fleetsim.Balancer(f.balancer) {
 	case fleetsim.BalancerPinned, fleetsim.BalancerRoundRobin, fleetsim.BalancerLeastInflight:
@@ -149,8 +180,8 @@ func (f *fleetFlags) config() (fleetsim.Config, []string) {
 	light := fleetServerSeats * float64(n) / 2 / 4 / float64(flows) / fleetExecution.Seconds()
 	cfg := fleetsim.Config{
 		Replicas: n, ServerConcurrencyLimit: fleetServerSeats, Duration: f.duration, Seed: f.seed,
-		Warmup: min(fleetWarmup, f.duration/3), Coordinate: f.coordinate,
-		Balancer: fleetsim.Balancer(f.balancer), GoAway: fleetsim.GoAway{Mode: fleetsim.GoAwayMode(f.goaway)},
+		Warmup: min(fleetWarmup, f.duration/3), Coordinate: f.coordinate, CapsWait: f.capsWait,
+		Balancer: fleetsim.Balancer(f.balancer), GoAway: fleetsim.GoAway{Mode: fleetsim.GoAwayMode(f.goaway), Chance: f.goawayChance},
 	}
 	var kinds []string
 	add := func(kind string, fl fleetsim.Flow) {
@@ -206,6 +237,16 @@ func runFleet(args []string, stdout, stderr io.Writer) int {
 	if err := ff.check(); err != nil {
 		return usageError(stderr, "fleet", "%v", err)
 	}
+	if ff.matrix {
+		rep, err := ff.runMatrix(steeringMatrix)
+		if err != nil {
+			return failure(stderr, "fleet", err)
+		}
+		if err := out.write(stdout, rep, rep.writeText); err != nil {
+			return failure(stderr, "fleet", err)
+		}
+		return exitOK
+	}
 	report, err := ff.run()
 	if err != nil {
 		return failure(stderr, "fleet", err)
@@ -238,6 +279,10 @@ type fleetReport struct {
 	UtilisationSpread ratio                `json:"utilisationSpread"`
 	Rejected          int                  `json:"rejected"`
 	RejectedWhileIdle int                  `json:"rejectedWhileIdle"`
+	// RejectedWhileServersIdle, Goodput and GoAways are fleetsim.Result's.
+	RejectedWhileServersIdle int     `json:"rejectedWhileServersIdle"`
+	Goodput                  float64 `json:"goodput"`
+	GoAways                  int     `json:"goaways"`
 }
 
 // ratio is a number that may be +Inf, which JSON writes as null.
@@ -255,6 +300,7 @@ func fleetReportOf(ff *fleetFlags, kinds []string, res *fleetsim.Result) fleetRe
 	r := fleetReport{
 		Replicas: ff.replicas, Balancer: ff.balancer, Coordinate: ff.coordinate, GoAway: ff.goaway,
 		Jain: res.Jain, UtilisationSpread: ratio(res.UtilisationSpread), Rejected: res.Rejected, RejectedWhileIdle: res.RejectedWhileIdle,
+		RejectedWhileServersIdle: res.RejectedWhileServersIdle, Goodput: res.Goodput, GoAways: res.GoAways,
 	}
 	for i, f := range res.Flows {
 		r.Flows = append(r.Flows, pictures.FleetFlow{Name: f.Name, Kind: kinds[i], Share: f.Share, FairShare: f.FairShare})
@@ -274,5 +320,10 @@ func (r fleetReport) writeText(w io.Writer) error {
 	}
 	_, err := fmt.Fprintf(w, "%d replicas, balancer %s, goaway %s, coordinate %t: Jain %.4f, utilisation spread %.3f, %d rejected, %d while the fleet had >= 30%% seats idle\n",
 		r.Replicas, r.Balancer, r.GoAway, r.Coordinate, r.Jain, float64(r.UtilisationSpread), r.Rejected, r.RejectedWhileIdle)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "goodput %.2f seats, %d rejected while the servers had >= 30%% seats idle, %d GOAWAYs\n",
+		r.Goodput, r.RejectedWhileServersIdle, r.GoAways)
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -90,7 +91,8 @@ func TestFleetJSONKeys(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"balancer", "coordinate", "flows", "goaway", "jain", "rejected", "rejectedWhileIdle", "replicas", "utilisationSpread"}
+	want := []string{"balancer", "coordinate", "flows", "goaway", "goaways", "goodput", "jain", "rejected", "rejectedWhileIdle",
+		"rejectedWhileServersIdle", "replicas", "utilisationSpread"}
 	if d := cmp.Diff(want, sortedKeys(doc)); d != "" {
 		t.Errorf("fleet -o json keys (-want +got):\n%s", d)
 	}
@@ -154,6 +156,33 @@ func TestFleetPinnedToOneReplica(t *testing.T) {
 	}
 }
 
+// TestFleetGoAwayChance: --goaway-chance sets random GOAWAY's chance per
+// request; 0.02 closes more connections than the default 0.001.
+func TestFleetGoAwayChance(t *testing.T) {
+	args := []string{"--replicas", "3", "--spread", "0", "--pinned-to", "0", "--light", "3", "--balancer", "pinned", "--duration", "30s", "--goaway", "random"}
+	low := invokeFleet(t, args...)
+	high := invokeFleet(t, append(args, "--goaway-chance", "0.02")...)
+	if low.GoAways == 0 || high.GoAways <= 5*low.GoAways {
+		t.Errorf("fleet %q: goaways %d at the default chance, %d at 0.02; want some, and many more at 0.02", args, low.GoAways, high.GoAways)
+	}
+	if low.Goodput <= 0 || high.Goodput <= 0 {
+		t.Errorf("fleet %q: goodput %v and %v, want positive", args, low.Goodput, high.Goodput)
+	}
+}
+
+// TestFleetCapsWait: --caps-wait makes the coordinated pinned scenario's
+// capped flows wait: fewer rejections and more goodput than caps that
+// refuse.
+func TestFleetCapsWait(t *testing.T) {
+	args := []string{"--replicas", "3", "--spread", "0", "--pinned-to", "0", "--light", "3", "--goaway", "targeted", "--coordinate=true"}
+	refusing := invokeFleet(t, args...)
+	waiting := invokeFleet(t, append(args, "--caps-wait")...)
+	if waiting.Rejected >= refusing.Rejected || waiting.Goodput <= refusing.Goodput {
+		t.Errorf("fleet %q --caps-wait: rejected %d, goodput %.2f; want fewer than %d and more than %.2f",
+			args, waiting.Rejected, waiting.Goodput, refusing.Rejected, refusing.Goodput)
+	}
+}
+
 func TestFleetIsDeterministic(t *testing.T) {
 	args := []string{"fleet", "--replicas", "2", "--duration", "5s", "--goaway", "random", "--balancer", "pinned", "--seed", "7"}
 	_, a, _ := invoke(args...)
@@ -175,6 +204,8 @@ func TestFleetRefusesBadFlags(t *testing.T) {
 		{[]string{"--balancer", "random"}, exitUsage, `--balancer "random"`},
 		{[]string{"--goaway", "sometimes"}, exitUsage, `--goaway "sometimes"`},
 		{[]string{"--duration", "0s"}, exitUsage, "--duration 0s"},
+		{[]string{"--goaway-chance", "0.03"}, exitUsage, "--goaway-chance 0.03"},
+		{[]string{"--goaway-chance", "0"}, exitUsage, "--goaway-chance 0"},
 		{[]string{"--spread", "0", "--pinned", "0"}, exitUsage, "no flows"},
 		{[]string{"extra"}, exitUsage, `unexpected argument "extra"`},
 	}
@@ -223,5 +254,44 @@ func TestFleetPicture(t *testing.T) {
 			t.Errorf("fleet %s --svg: coordinated Jain %.3f, uncoordinated %.3f; want the coordinated one higher",
 				coordinate, data.Runs[1].Jain, data.Runs[0].Jain)
 		}
+	}
+}
+
+// TestFleetMatrixRunsEverySteering: each cell runs uncoordinated and
+// coordinated, under the four steerings in order, and the verdict
+// compares targeted against them as the bars say.
+func TestFleetMatrixRunsEverySteering(t *testing.T) {
+	ff := fleetFlags{duration: 15 * time.Second}
+	rep, err := ff.runMatrix([]matrixCell{{Replicas: 3, Pinned: 2, Light: 1, Spread: true, Seed: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 2 || rep.Rows[0].Coordinate || !rep.Rows[1].Coordinate {
+		t.Fatalf("runMatrix(one cell) rows = %+v, want uncoordinated then coordinated", rep.Rows)
+	}
+	for _, r := range rep.Rows {
+		var names []string
+		for _, run := range r.Runs {
+			names = append(names, run.Steering)
+		}
+		if d := cmp.Diff([]string{"off", "random 0.001", "random 0.02", "targeted"}, names); d != "" {
+			t.Errorf("coordinate %t: steerings (-want +got):\n%s", r.Coordinate, d)
+		}
+		if r.Runs[2].GoAways <= r.Runs[1].GoAways {
+			t.Errorf("coordinate %t: random 0.02 closed %d connections, random 0.001 %d; want more at 0.02", r.Coordinate, r.Runs[2].GoAways, r.Runs[1].GoAways)
+		}
+	}
+	row := matrixRow{Runs: []matrixRun{
+		{Steering: "off", Goodput: 100},
+		{Steering: "random 0.001", RejectedWhileServersIdle: 100, Goodput: 90, GoAways: 10},
+		{Steering: "random 0.02", RejectedWhileServersIdle: 50, Goodput: 95, GoAways: 100},
+		{Steering: "targeted", RejectedWhileServersIdle: 60, Jain: 0.95, Goodput: 96.9, GoAways: 100},
+	}}
+	if got := row.verdict().String(); got != "RJ--" {
+		t.Errorf("verdict(60 vs 50 rejections, Jain 0.95, goodput 96.9 of 100, as many GOAWAYs) = %s, want RJ--", got)
+	}
+	row.Runs[3].RejectedWhileServersIdle, row.Runs[3].Goodput, row.Runs[3].GoAways = 61, 97, 99
+	if got := row.verdict().String(); got != "-JGA" {
+		t.Errorf("verdict(61 vs 50 rejections, goodput 97 of 100, fewer GOAWAYs) = %s, want -JGA", got)
 	}
 }
