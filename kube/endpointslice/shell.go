@@ -162,6 +162,9 @@ func (w sliceWriter) send(ctx context.Context, ns string, creates, updates, dele
 			}
 			return false, fmt.Errorf("failed to create EndpointSlice for %s: %w", w.owner, err)
 		}
+		if err := asStored(created); err != nil {
+			return false, err
+		}
 		w.tracker.update(created)
 		w.count("create")
 	}
@@ -169,6 +172,9 @@ func (w sliceWriter) send(ctx context.Context, ns string, creates, updates, dele
 		updated, err := api.Update(ctx, s, metav1.UpdateOptions{})
 		if err != nil {
 			return false, fmt.Errorf("failed to update %s EndpointSlice for %s: %w", s.Name, w.owner, err)
+		}
+		if err := asStored(updated); err != nil {
+			return false, err
 		}
 		w.tracker.update(updated)
 		w.count("update")
@@ -181,4 +187,17 @@ func (w sliceWriter) send(ctx context.Context, ns string, creates, updates, dele
 		w.count("delete")
 	}
 	return true, nil
+}
+
+// asStored checks that a slice the API server returned from a write has
+// what the stale-informer guard tells writes apart by: a UID and a
+// generation, which the API server always sets. A fake clientset sets
+// neither, and the guard would silently let duplicates through.
+func asStored(s *discovery.EndpointSlice) error {
+	if s.UID == "" || s.Generation == 0 {
+		return fmt.Errorf("endpointslice: EndpointSlice %s/%s came back from the write with UID %q and generation %d: "+
+			"the stale-informer guard needs both, as the API server sets them (with a fake clientset, call endpointslicetest.ActAsAPIServer)",
+			s.Namespace, s.Name, s.UID, s.Generation)
+	}
+	return nil
 }

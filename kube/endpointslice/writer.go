@@ -128,6 +128,12 @@ func (e *HeldError) Error() string {
 // for the Service returns an error wrapping ErrStaleInformer and writes
 // nothing, so a stale cache never creates duplicate slices; sync the
 // Service again after a backoff (a rate-limited work queue does this).
+// The guard tells the Writer's writes apart by what the API server sets
+// on every write: a UID on each created slice and a generation bumped by
+// each change of its content. A client-go fake clientset sets neither
+// (nor a name from generateName); in tests call
+// endpointslicetest.ActAsAPIServer on it, and a write that comes back
+// without a UID or generation fails the Sync with an error saying so.
 //
 // The Writer starts no goroutine and has no Run: the caller's workers
 // call Sync and Delete, and the informer must be started and synced by

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/fairslice/fairslice/kube/endpointslice"
-	"github.com/fairslice/fairslice/kube/internal/fixture"
+	"github.com/fairslice/fairslice/kube/endpointslice/endpointslicetest"
 	"github.com/fairslice/fairslice/slicer"
 )
 
@@ -29,7 +29,7 @@ func ExampleWriter() {
 		Spec:       corev1.ServiceSpec{ClusterIP: "10.96.0.20", Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
 	}
 	client := fake.NewClientset(svc)
-	fixture.ActAsAPIServer(client) // names slices from GenerateName, as the API server does
+	endpointslicetest.ActAsAPIServer(client) // names, UIDs and generations, as the API server sets them
 	factory := informers.NewSharedInformerFactory(client, 0)
 	slices := factory.Discovery().V1().EndpointSlices()
 	w, err := endpointslice.NewWriter(client, slices, endpointslice.WriterOptions{ControllerName: "vms.example.com"})

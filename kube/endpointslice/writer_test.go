@@ -24,6 +24,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/fairslice/fairslice/kube/endpointslice/endpointslicetest"
 	"github.com/fairslice/fairslice/kube/internal/fixture"
 	"github.com/fairslice/fairslice/slicer"
 )
@@ -48,7 +49,7 @@ func newWriterFixture(t *testing.T, opts WriterOptions, objs ...runtime.Object) 
 	svc := fixture.Service("vms", func(s *corev1.Service) { s.Spec.Selector = nil })
 	f := &writerFixture{t: t, client: fake.NewClientset(append([]runtime.Object{svc}, objs...)...), svc: svc,
 		recorder: record.NewFakeRecorder(100), reg: prometheus.NewRegistry()}
-	fixture.ActAsAPIServer(f.client)
+	endpointslicetest.ActAsAPIServer(f.client)
 	f.factory = informers.NewSharedInformerFactory(f.client, 0)
 	if opts.ControllerName == "" {
 		opts.ControllerName = writerName
@@ -277,7 +278,7 @@ func TestWriterStaleInformer(t *testing.T) {
 func TestWriterRequeuesOnForeignChange(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	client := fake.NewClientset()
-	fixture.ActAsAPIServer(client)
+	endpointslicetest.ActAsAPIServer(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	requeued := make(chan string, 10)
 	inf := factory.Discovery().V1().EndpointSlices()

@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/fairslice/fairslice/kube/internal/fixture"
+	"github.com/fairslice/fairslice/kube/endpointslice/endpointslicetest"
 	"github.com/fairslice/fairslice/slicer"
 )
 
@@ -39,7 +39,7 @@ func TestConfigMapBecomesEndpointSlices(t *testing.T) {
 		AddressType: discovery.AddressTypeIPv4,
 	}
 	client := fake.NewClientset(svc, kcm)
-	fixture.ActAsAPIServer(client)
+	endpointslicetest.ActAsAPIServer(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	c, err := newController(client, factory, "externalendpoints.test")
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/fairslice/fairslice/kube/internal/fixture"
+	"github.com/fairslice/fairslice/kube/endpointslice/endpointslicetest"
 )
 
 const testName = "multicluster.test"
@@ -70,7 +70,7 @@ func TestImportedEndpointsBecomeSlicesOwnedByTheServiceImport(t *testing.T) {
 		Spec:       corev1.ServiceSpec{ClusterIP: "10.96.0.30", Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}},
 	}
 	local := fake.NewClientset(svc)
-	fixture.ActAsAPIServer(local)
+	endpointslicetest.ActAsAPIServer(local)
 	east := fake.NewClientset(memberSlice("web-e1", "endpointslice-controller.k8s.io", "zone-a",
 		map[string]bool{"10.1.0.1": true, "10.1.0.2": false}))
 	west := fake.NewClientset(
