@@ -2,6 +2,7 @@ package endpointslice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -139,6 +140,22 @@ func (w sliceWriter) count(op string) {
 	if w.change != nil {
 		w.change(op)
 	}
+}
+
+// deleteEach deletes every slice of list, whatever the others' results
+// (recording each in the tracker and counting it with change), and
+// returns the failures joined: the one way the front-ends delete slices
+// outside a plan's own writes (a Writer's Delete, the mirroring
+// controller's slices of an Endpoints object no longer mirrored, the
+// slices of address types a Service no longer has).
+func (w sliceWriter) deleteEach(ctx context.Context, ns string, list []*discovery.EndpointSlice) error {
+	var errs []error
+	for _, s := range list {
+		if _, err := w.send(ctx, ns, nil, nil, []*discovery.EndpointSlice{s}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // write is send without the report: the writes of an owner whose

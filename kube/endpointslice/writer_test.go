@@ -370,6 +370,8 @@ func TestWriterOwner(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
+// TestWriterCoalesceWrites: a Sync too soon after a write is held back
+// (and counted as a successful sync); the next one writes every change.
 func TestWriterCoalesceWrites(t *testing.T) {
 	f := newWriterFixture(t, WriterOptions{CoalesceWrites: time.Minute})
 	now := fixture.Created.Time
@@ -383,6 +385,11 @@ func TestWriterCoalesceWrites(t *testing.T) {
 	var held *HeldError
 	if !errors.As(err, &held) || held.RetryAfter != 50*time.Second || len(w) != 0 {
 		t.Fatalf("Sync 10 s after a write = %v writes %v, want a HeldError of 50s and none", err, w)
+	}
+	// The docs' choice: a held sync counts as a successful one, as in
+	// the controller.
+	if got := testutil.ToFloat64(f.w.metrics.syncs.WithLabelValues("success")); got != 2 {
+		t.Errorf("endpoint_slice_writer_syncs{result=success} after a write and a held sync = %v, want 2", got)
 	}
 	now = now.Add(held.RetryAfter)
 	w, err = f.sync(vm(1, true), vm(2, true))
