@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/fairslice/fairslice/kube/endpointslice"
 	"github.com/fairslice/fairslice/kube/endpointslice/endpointslicetest"
 )
 
@@ -83,7 +84,8 @@ func TestImportedEndpointsBecomeSlicesOwnedByTheServiceImport(t *testing.T) {
 	dynFactory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
 	members := map[string]informers.SharedInformerFactory{
 		"east": informers.NewSharedInformerFactory(east, 0), "west": informers.NewSharedInformerFactory(west, 0)}
-	c, err := newController(local, factory, dynFactory, members, testName)
+	c, err := newController(local, factory, dynFactory, members, endpointslice.WriterControllerOptions{
+		Writer: endpointslice.WriterOptions{ControllerName: testName}, Workers: 2, SingleReplica: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +96,7 @@ func TestImportedEndpointsBecomeSlicesOwnedByTheServiceImport(t *testing.T) {
 	for _, f := range members {
 		f.Start(ctx.Done())
 	}
-	go func() { defer close(done); c.run(ctx, 2) }()
+	go func() { defer close(done); c.Run(ctx) }()
 	defer func() {
 		cancel()
 		<-done
