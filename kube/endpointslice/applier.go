@@ -8,8 +8,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	clientset "k8s.io/client-go/kubernetes"
+	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/fairslice/fairslice/slicer"
@@ -17,43 +19,68 @@ import (
 )
 
 // applier is what the EndpointSlice controller, the mirroring
-// controller and the Writer share between a slicer plan and the API
-// server: the stale-informer guard (fresh) and its tracker, the writes
-// in upstream's order (recorded in the tracker and counted in the
-// changes metric), and, for the controller and the Writer, topology
-// hints on the plan, CoalesceWrites, the endpoint_slice_* metrics and
-// the hint events (apply). The front-ends differ in where the plan comes
-// from (pods through a Syncer, an Endpoints object through
-// slicer.Mirror, or the caller's groups) and in how a failed or held
-// sync is retried (a work queue, or the caller).
+// controller and the Writer share between a plan and the API server:
+// the listing of their slices of an owner (list), the stale-informer
+// guard (fresh) and its tracker, and the writes in upstream's order,
+// recorded in the tracker and counted in the changes metric
+// (sliceWriter). The front-ends differ in where the plan comes from
+// (pods through a Syncer, an Endpoints object through slicer.Mirror, or
+// the caller's groups); what only the Pod controller and the Writer
+// need (hints, CoalesceWrites, the endpoint_slice_* metrics, the
+// per-address-type writes) is serviceApplier.
 type applier struct {
 	client   clientset.Interface
-	name     string        // managed-by
-	coalesce time.Duration // CoalesceWrites
-	now      func() time.Time
-	topoOpts topology.Options
-	metrics  *controllerMetrics // nil: none (and for the mirroring controller)
-	changes  func(op string)    // counts a successful write; nil: not counted
+	name     string // managed-by
+	slices   discoverylisters.EndpointSliceLister
+	changes  func(op string) // counts a successful write; nil: not counted
 	recorder record.EventRecorder
 	tracker  *sliceTracker
 }
 
-// newApplier returns an applier with a fresh tracker and the wall clock,
-// counting its writes in metrics' changes.
-func newApplier(client clientset.Interface, name string, coalesce time.Duration, topoOpts topology.Options,
-	metrics *controllerMetrics, recorder record.EventRecorder) *applier {
-	a := &applier{client: client, name: name, coalesce: coalesce, now: time.Now, topoOpts: topoOpts,
-		metrics: metrics, recorder: recorder, tracker: newSliceTracker()}
+// newApplier returns an applier with a fresh tracker.
+func newApplier(client clientset.Interface, name string, slices discoverylisters.EndpointSliceLister,
+	changes func(op string), recorder record.EventRecorder) *applier {
+	return &applier{client: client, name: name, slices: slices, changes: changes, recorder: recorder, tracker: newSliceTracker()}
+}
+
+// serviceApplier is the applier of the two front-ends that write a
+// Service's slices from a slicer plan (the Pod controller and the
+// Writer): topology hints on the plan, CoalesceWrites, the
+// endpoint_slice_* metrics and the hint events (apply), and each
+// address type's writes on their own (write).
+type serviceApplier struct {
+	*applier
+	coalesce time.Duration // CoalesceWrites
+	now      func() time.Time
+	topoOpts topology.Options
+	metrics  *controllerMetrics // nil: none
+}
+
+// newServiceApplier returns a serviceApplier with a fresh tracker and
+// the wall clock, counting its writes in metrics' changes.
+func newServiceApplier(client clientset.Interface, name string, slices discoverylisters.EndpointSliceLister, coalesce time.Duration,
+	topoOpts topology.Options, metrics *controllerMetrics, recorder record.EventRecorder) *serviceApplier {
+	var changes func(string)
 	if metrics != nil {
-		a.changes = metrics.change
+		changes = metrics.change
 	}
-	return a
+	return &serviceApplier{applier: newApplier(client, name, slices, changes, recorder),
+		coalesce: coalesce, now: time.Now, topoOpts: topoOpts, metrics: metrics}
+}
+
+// list returns the applier's slices of the Service (or Endpoints) nn,
+// by the service-name and managed-by labels, from the informer.
+func (a *applier) list(nn types.NamespacedName) ([]*discovery.EndpointSlice, error) {
+	return a.slices.EndpointSlices(nn.Namespace).List(labels.Set{
+		discovery.LabelServiceName: nn.Name, discovery.LabelManagedBy: a.name,
+	}.AsSelectorPreValidated())
 }
 
 // fresh returns an error wrapping ErrStaleInformer, naming the owner
 // (what, nn), when the informer's slices of nn lag behind the applier's
 // own writes (see sliceTracker.stale): planning from them could create
-// duplicates or undo a write.
+// duplicates or undo a write. It is the one stale check of all three
+// front-ends.
 func (a *applier) fresh(what string, nn types.NamespacedName, listed []*discovery.EndpointSlice) error {
 	if a.tracker.stale(nn, listed) {
 		return fmt.Errorf("%s %s: %w", what, nn, ErrStaleInformer)
@@ -103,7 +130,7 @@ type applied struct {
 // apply adds hints to plan by policy, then writes it (unless
 // CoalesceWrites holds it back), records the metrics and the hint
 // events. td is the Service's trafficDistribution ("" for none).
-func (a *applier) apply(ctx context.Context, svc *corev1.Service, st *writeState, plan *slicer.Plan,
+func (a *serviceApplier) apply(ctx context.Context, svc *corev1.Service, st *writeState, plan *slicer.Plan,
 	existing []*discovery.EndpointSlice, trigger time.Time, policy topology.Policy, td string, capacity topology.Capacity) (applied, error) {
 	opts := a.topoOpts
 	opts.HadHints = st.hadHints
@@ -138,7 +165,7 @@ func (a *applier) apply(ctx context.Context, svc *corev1.Service, st *writeState
 // writes are held back (see ControllerOptions.CoalesceWrites; 0: not
 // held), and keeps st's account: the time of the last write, and the
 // trigger time of the held changes.
-func (a *applier) hold(st *writeState, writes int, trigger time.Time) time.Duration {
+func (a *serviceApplier) hold(st *writeState, writes int, trigger time.Time) time.Duration {
 	if a.coalesce <= 0 {
 		return 0
 	}
@@ -171,7 +198,7 @@ func earliest(a, b time.Time) time.Time {
 // others' results. It returns the address types whose writes were all
 // made (not one whose create the terminating namespace refused, which
 // is no error) and the errors.
-func (a *applier) write(ctx context.Context, svc *corev1.Service, types []slicer.TypeChurn,
+func (a *serviceApplier) write(ctx context.Context, svc *corev1.Service, types []slicer.TypeChurn,
 	creates, updates, deletes []*discovery.EndpointSlice) (map[slicer.AddressType]bool, error) {
 	w := a.sliceWriter("Service " + svc.Namespace + "/" + svc.Name)
 	written := map[slicer.AddressType]bool{}
@@ -184,13 +211,14 @@ func (a *applier) write(ctx context.Context, svc *corev1.Service, types []slicer
 			errs = append(errs, err)
 		}
 	}
+	var gone []*discovery.EndpointSlice // of address types the Service no longer has
 	for _, s := range deletes {
-		if _, ok := written[slicer.AddressType(s.AddressType)]; ok {
-			continue
+		if _, ok := written[slicer.AddressType(s.AddressType)]; !ok {
+			gone = append(gone, s)
 		}
-		if _, err := w.send(ctx, svc.Namespace, nil, nil, []*discovery.EndpointSlice{s}); err != nil {
-			errs = append(errs, err)
-		}
+	}
+	if err := w.deleteEach(ctx, svc.Namespace, gone); err != nil {
+		errs = append(errs, err)
 	}
 	// A plan's creates and updates are all of the Service's address
 	// types, which types lists; should one not be, it is still sent.

@@ -19,11 +19,9 @@ import (
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 
 	"github.com/fairslice/fairslice/kube/endpointslice/adapter"
 	"github.com/fairslice/fairslice/slicer"
@@ -159,15 +157,14 @@ type ControllerOptions struct {
 // ControllerOptions.CoalesceWrites (off by default) bounds how often a
 // Service is written instead.
 type Controller struct {
-	*applier  // hints, CoalesceWrites, writes, tracker, metrics, events
-	batch     time.Duration
-	coreOpts  slicer.Options
-	broadcast record.EventBroadcaster // nil with a caller's recorder
+	*serviceApplier // hints, CoalesceWrites, writes, tracker, metrics, events
+	batch           time.Duration
+	coreOpts        slicer.Options
+	broadcast       record.EventBroadcaster // nil with a caller's recorder
 
 	serviceLister corelisters.ServiceLister
 	podLister     corelisters.PodLister
 	nodeLister    corelisters.NodeLister
-	sliceLister   discoverylisters.EndpointSliceLister
 	synced        []cache.InformerSynced
 
 	queue     workqueue.TypedRateLimitingInterface[string]
@@ -252,7 +249,7 @@ func NewControllerWithOptions(ctx context.Context, podInformer coreinformers.Pod
 		return nil, err
 	}
 	c := &Controller{
-		applier: newApplier(client, opts.ControllerName, opts.CoalesceWrites,
+		serviceApplier: newServiceApplier(client, opts.ControllerName, endpointSliceInformer.Lister(), opts.CoalesceWrites,
 			topology.Options{Allocator: opts.Allocator, Hysteresis: opts.Hysteresis}, m, opts.EventRecorder),
 		batch:         opts.EndpointUpdatesBatchPeriod,
 		coreOpts:      coreOpts,
@@ -264,7 +261,6 @@ func NewControllerWithOptions(ctx context.Context, podInformer coreinformers.Pod
 		serviceLister: serviceInformer.Lister(),
 		podLister:     podInformer.Lister(),
 		nodeLister:    nodeInformer.Lister(),
-		sliceLister:   endpointSliceInformer.Lister(),
 	}
 	if c.recorder == nil {
 		c.broadcast = record.NewBroadcaster(record.WithContext(ctx))
@@ -309,32 +305,13 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 }
 
 func (c *Controller) serviceWorker(ctx context.Context) {
-	for {
-		key, quit := c.queue.Get()
-		if quit {
-			return
-		}
-		err := c.SyncService(ctx, key)
-		c.handleErr(ctx, key, err)
-		c.queue.Done(key)
-	}
+	work(ctx, c.queue, func(ctx context.Context, key string) { c.handleErr(ctx, key, c.SyncService(ctx, key)) })
 }
 
+// handleErr counts a sync's result and retries or forgets its key.
 func (c *Controller) handleErr(ctx context.Context, key string, err error) {
 	c.metrics.syncResult(err)
-	if err == nil {
-		c.queue.Forget(key)
-		return
-	}
-	logger := klog.FromContext(ctx)
-	if c.queue.NumRequeues(key) < maxRetries {
-		logger.Info("Error syncing endpoint slices for service, retrying", "key", key, "err", err)
-		c.queue.AddRateLimited(key)
-		return
-	}
-	logger.Info("Retry budget exceeded, dropping service out of the queue", "key", key, "err", err)
-	c.queue.Forget(key)
-	utilruntime.HandleErrorWithContext(ctx, err, "Dropping service out of the queue", "key", key)
+	retryOrDrop(ctx, c.queue, key, err, "Error syncing endpoint slices for service, retrying", "service")
 }
 
 // SyncService brings the EndpointSlices of the Service with this key
@@ -369,17 +346,15 @@ func (c *Controller) SyncService(ctx context.Context, key string) error {
 			"Error listing Pods for Service %s/%s: %v", ns, name, err)
 		return err
 	}
-	existing, err := c.sliceLister.EndpointSlices(ns).List(labels.Set{
-		discovery.LabelServiceName: name, discovery.LabelManagedBy: c.name,
-	}.AsSelectorPreValidated())
+	existing, err := c.list(nn)
 	if err != nil {
 		c.recorder.Eventf(svc, corev1.EventTypeWarning, ReasonFailedToListEndpointSlices,
 			"Error listing Endpoint Slices for Service %s/%s: %v", ns, name, err)
 		return err
 	}
 	existing = withoutDeleting(existing)
-	if c.tracker.stale(nn, existing) {
-		return fmt.Errorf("service %s: %w", key, ErrStaleInformer)
+	if err := c.fresh("service", nn, existing); err != nil {
+		return err
 	}
 	// Computed on every sync, no-op or not, so that the tracker moves on.
 	trigger := c.triggers.compute(svc, pods)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/fairslice/fairslice/kube/endpointslice"
+	"github.com/fairslice/fairslice/kube/endpointslice/endpointslicetest"
 )
 
 // The controller in place of kube-controller-manager's: the same
@@ -34,6 +35,7 @@ func ExampleNewControllerWithOptions() {
 	}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}
 	client := fake.NewClientset(svc, pod, node)
+	endpointslicetest.ActAsAPIServer(client) // names, UIDs and generations, as the API server sets them
 	factory := informers.NewSharedInformerFactory(client, 0)
 	reg := prometheus.NewRegistry()
 

@@ -323,8 +323,8 @@ func TestControllerHysteresis(t *testing.T) {
 // and only the listed types count as written.
 func TestWriteSendsObjectsOfUnlistedTypes(t *testing.T) {
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}}
-	old := &discovery.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-old"}, AddressType: discovery.AddressTypeIPv6}
-	upd := &discovery.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-upd"}, AddressType: discovery.AddressTypeIPv6}
+	old := &discovery.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-old", UID: "old-uid", Generation: 1}, AddressType: discovery.AddressTypeIPv6}
+	upd := &discovery.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-upd", UID: "upd-uid", Generation: 1}, AddressType: discovery.AddressTypeIPv6}
 	f := newCtlFixture(t, ControllerOptions{}, old, upd)
 	create := &discovery.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", GenerateName: "web-"}, AddressType: discovery.AddressTypeIPv4}
 	create6 := &discovery.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", GenerateName: "web-"}, AddressType: discovery.AddressTypeIPv6}

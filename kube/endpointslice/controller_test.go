@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/fairslice/fairslice/kube/endpointslice/endpointslicetest"
 	"github.com/fairslice/fairslice/kube/internal/fixture"
 	"github.com/fairslice/fairslice/topology"
 )
@@ -45,7 +46,7 @@ type ctlFixture struct {
 func newCtlFixture(t *testing.T, opts ControllerOptions, objs ...runtime.Object) *ctlFixture {
 	t.Helper()
 	f := &ctlFixture{t: t, client: fake.NewClientset(objs...), recorder: record.NewFakeRecorder(100), reg: prometheus.NewRegistry()}
-	fixture.ActAsAPIServer(f.client)
+	endpointslicetest.ActAsAPIServer(f.client)
 	f.factory = informers.NewSharedInformerFactory(f.client, 0)
 	opts.EventRecorder = f.recorder
 	opts.Registerer = f.reg
@@ -467,7 +468,7 @@ func TestOnPodQueuesServices(t *testing.T) {
 func TestControllerRun(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	client := fake.NewClientset(fixture.Service("web"), fixture.Node("n1", "zone-a", "4"))
-	fixture.ActAsAPIServer(client)
+	endpointslicetest.ActAsAPIServer(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	c, err := NewControllerWithOptions(ctx, factory.Core().V1().Pods(), factory.Core().V1().Services(), factory.Core().V1().Nodes(),

@@ -76,9 +76,12 @@
 // # Endpoints that are not Pods
 //
 // The Pod controller, the mirroring controller and the Writer are
-// front-ends on one shell (applier.go, shell.go): the stale-informer
-// tracker, the writes in upstream's order, the changes metric, and the
-// two controllers' retries of a failed key. The mirroring controller writes all address types
+// front-ends on one shell (applier.go, shell.go): the listing of a
+// front-end's slices, the one stale-informer check and its tracker, the
+// writes in upstream's order (and the one way to delete slices outside a
+// plan), the changes metric, and the one key worker with its retries;
+// serviceApplier adds what only the Pod controller and the Writer need
+// (hints, CoalesceWrites, the endpoint_slice_* metrics). The mirroring controller writes all address types
 // in one pass, as upstream's mirroring reconciler does, and has no
 // trigger times (upstream's leaves the Endpoints object's
 // last-change-trigger-time off the mirrored slices).
@@ -108,5 +111,10 @@
 // queue and no goroutine: the caller's workers call it, and retry a
 // Sync refused because the informer has not yet seen the Writer's own
 // writes (ErrStaleInformer), which is how a stale cache never creates
-// duplicate slices.
+// duplicate slices. WriterController is that loop, ready-made: the
+// caller implements Source (which Services, and their endpoints) and
+// calls Changed; the controller queues, retries, resyncs and elects a
+// leader on a Lease, so that of several replicas only one writes.
+// Tests on a client-go fake clientset call
+// endpointslicetest.ActAsAPIServer on it first.
 package endpointslice

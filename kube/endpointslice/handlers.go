@@ -192,14 +192,7 @@ func (c *Controller) onNodeUpdate(oldObj, newObj any) {
 }
 
 func (c *Controller) topologyWorker(ctx context.Context) {
-	for {
-		key, quit := c.topoQueue.Get()
-		if quit {
-			return
-		}
-		c.updateCapacity(ctx)
-		c.topoQueue.Done(key)
-	}
+	work(ctx, c.topoQueue, func(ctx context.Context, _ string) { c.updateCapacity(ctx) })
 }
 
 // updateCapacity recomputes zone capacity from the nodes and queues the

@@ -14,13 +14,11 @@ import (
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/fairslice/fairslice/slicer"
-	"github.com/fairslice/fairslice/topology"
 )
 
 // MirroringControllerName is the managed-by label value of mirrored
@@ -61,7 +59,6 @@ type MirroringController struct {
 	mirrorMetric *mirroringMetrics
 
 	endpointsLister corelisters.EndpointsLister
-	sliceLister     discoverylisters.EndpointSliceLister
 	serviceLister   corelisters.ServiceLister
 	synced          []cache.InformerSynced
 
@@ -127,13 +124,12 @@ func NewMirroringControllerWithOptions(ctx context.Context, endpointsInformer co
 		return nil, err
 	}
 	c := &MirroringController{
-		applier:         newApplier(client, MirroringControllerName, 0, topology.Options{}, nil, opts.EventRecorder),
+		applier:         newApplier(client, MirroringControllerName, endpointSliceInformer.Lister(), nil, opts.EventRecorder),
 		maxSubset:       int(opts.MaxEndpointsPerSubset),
 		batch:           opts.EndpointUpdatesBatchPeriod,
 		mirrorMetric:    m,
 		queue:           newKeyQueue("endpoint_slice_mirroring", mirrorMaxSyncBackOff),
 		endpointsLister: endpointsInformer.Lister(),
-		sliceLister:     endpointSliceInformer.Lister(),
 		serviceLister:   serviceInformer.Lister(),
 	}
 	if m != nil {

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/fairslice/fairslice/kube/endpointslice"
+	"github.com/fairslice/fairslice/kube/endpointslice/endpointslicetest"
 )
 
 // The mirroring controller in place of kube-controller-manager's: a
@@ -35,6 +36,7 @@ func ExampleNewMirroringControllerWithOptions() {
 		}},
 	}
 	client := fake.NewClientset(svc, ep)
+	endpointslicetest.ActAsAPIServer(client) // names, UIDs and generations, as the API server sets them
 	factory := informers.NewSharedInformerFactory(client, 0)
 	reg := prometheus.NewRegistry()
 

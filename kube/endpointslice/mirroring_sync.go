@@ -6,14 +6,9 @@ package endpointslice
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	discovery "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
@@ -42,7 +37,7 @@ func (c *MirroringController) syncEndpoints(ctx context.Context, key string) err
 	if err != nil {
 		return err
 	}
-	existing, err := c.mirroredSlices(nn)
+	existing, err := c.list(nn)
 	if err != nil {
 		return err
 	}
@@ -70,29 +65,16 @@ func (c *MirroringController) syncEndpoints(ctx context.Context, key string) err
 	return c.writeOnePass(ctx, "Endpoints "+ep.Namespace+"/"+ep.Name, ep.Namespace, plan.Plan, existing, ep.DeletionTimestamp == nil)
 }
 
-func (c *MirroringController) mirroredSlices(nn types.NamespacedName) ([]*discovery.EndpointSlice, error) {
-	return c.sliceLister.EndpointSlices(nn.Namespace).List(labels.Set{
-		discovery.LabelServiceName: nn.Name, discovery.LabelManagedBy: MirroringControllerName,
-	}.AsSelectorPreValidated())
-}
-
 // deleteMirrored deletes every slice mirrored for the Endpoints and
-// forgets it.
+// forgets it. Upstream counts none of these deletes as changes.
 func (c *MirroringController) deleteMirrored(ctx context.Context, nn types.NamespacedName) error {
 	c.tracker.deleteService(nn)
-	existing, err := c.mirroredSlices(nn)
+	existing, err := c.list(nn)
 	if err != nil {
 		return err
 	}
-	c.mirrorMetric.forget(nn) // upstream counts none of these deletes as changes
-	var errs []error
-	for _, s := range existing {
-		if err := c.client.DiscoveryV1().EndpointSlices(nn.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{}); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("deleting %d of %d EndpointSlices for %s Endpoints: %w", len(errs), len(existing), nn, errors.Join(errs...))
-	}
-	return nil
+	c.mirrorMetric.forget(nn)
+	w := c.sliceWriter("Endpoints " + nn.String())
+	w.change = nil
+	return w.deleteEach(ctx, nn.Namespace, existing)
 }

@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/fairslice/fairslice/kube/internal/fixture"
+	"github.com/fairslice/fairslice/kube/endpointslice/endpointslicetest"
 	"github.com/fairslice/fairslice/slicer"
 )
 
@@ -50,7 +50,7 @@ func TestEndpointsFromAPI(t *testing.T) {
 func newMirrorFixture(t *testing.T, objs ...runtime.Object) (*MirroringController, *fake.Clientset, informers.SharedInformerFactory, *record.FakeRecorder) {
 	t.Helper()
 	client := fake.NewClientset(objs...)
-	fixture.ActAsAPIServer(client)
+	endpointslicetest.ActAsAPIServer(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	rec := record.NewFakeRecorder(10)
 	c, err := NewMirroringControllerWithOptions(context.Background(), factory.Core().V1().Endpoints(), factory.Discovery().V1().EndpointSlices(),

@@ -2,6 +2,7 @@ package endpointslice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -141,6 +142,22 @@ func (w sliceWriter) count(op string) {
 	}
 }
 
+// deleteEach deletes every slice of list, whatever the others' results
+// (recording each in the tracker and counting it with change), and
+// returns the failures joined: the one way the front-ends delete slices
+// outside a plan's own writes (a Writer's Delete, the mirroring
+// controller's slices of an Endpoints object no longer mirrored, the
+// slices of address types a Service no longer has).
+func (w sliceWriter) deleteEach(ctx context.Context, ns string, list []*discovery.EndpointSlice) error {
+	var errs []error
+	for _, s := range list {
+		if _, err := w.send(ctx, ns, nil, nil, []*discovery.EndpointSlice{s}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // write is send without the report: the writes of an owner whose
 // address types are written in one pass (the mirroring controller's),
 // or of deletes only.
@@ -162,6 +179,9 @@ func (w sliceWriter) send(ctx context.Context, ns string, creates, updates, dele
 			}
 			return false, fmt.Errorf("failed to create EndpointSlice for %s: %w", w.owner, err)
 		}
+		if err := asStored(created); err != nil {
+			return false, err
+		}
 		w.tracker.update(created)
 		w.count("create")
 	}
@@ -169,6 +189,9 @@ func (w sliceWriter) send(ctx context.Context, ns string, creates, updates, dele
 		updated, err := api.Update(ctx, s, metav1.UpdateOptions{})
 		if err != nil {
 			return false, fmt.Errorf("failed to update %s EndpointSlice for %s: %w", s.Name, w.owner, err)
+		}
+		if err := asStored(updated); err != nil {
+			return false, err
 		}
 		w.tracker.update(updated)
 		w.count("update")
@@ -181,4 +204,17 @@ func (w sliceWriter) send(ctx context.Context, ns string, creates, updates, dele
 		w.count("delete")
 	}
 	return true, nil
+}
+
+// asStored checks that a slice the API server returned from a write has
+// what the stale-informer guard tells writes apart by: a UID and a
+// generation, which the API server always sets. A fake clientset sets
+// neither, and the guard would silently let duplicates through.
+func asStored(s *discovery.EndpointSlice) error {
+	if s.UID == "" || s.Generation == 0 {
+		return fmt.Errorf("endpointslice: EndpointSlice %s/%s came back from the write with UID %q and generation %d: "+
+			"the stale-informer guard needs both, as the API server sets them (with a fake clientset, call endpointslicetest.ActAsAPIServer)",
+			s.Namespace, s.Name, s.UID, s.Generation)
+	}
+	return nil
 }

@@ -17,7 +17,6 @@ import (
 	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
 	clientset "k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
@@ -52,6 +51,24 @@ type WriterOptions struct {
 	Owner func(service *corev1.Service) (SliceOwner, error)
 	// Compact is slicer.Options.Compact.
 	Compact bool
+	// FQDN makes the Writer write slices of address type FQDN, whatever
+	// the Service's IP families: Sync then takes FQDN groups only (a
+	// Service without endpoints gets one empty FQDN slice). Without it,
+	// Sync takes the Service's IP address types only. kube-proxy ignores
+	// FQDN slices; they serve consumers that resolve names themselves.
+	FQDN bool
+	// AllowSelector lets Sync write the slices of a Service that has a
+	// selector. Without it such a Service is refused: kube-controller-manager's
+	// EndpointSlice controller publishes its pods' endpoints, and clients
+	// would see both sets. Set it only when the caller owns those
+	// endpoints (kube-controller-manager runs without that controller,
+	// say).
+	AllowSelector bool
+	// AllowUndeclaredPortNames lets Sync write endpoint ports whose name
+	// is not the name of one of the Service's ports. Without it they are
+	// refused: clients that look a Service's port up by name (kube-proxy,
+	// DNS SRV records) never find such a port.
+	AllowUndeclaredPortNames bool
 	// Nodes give the zones' capacity for Services with Auto topology
 	// hints (service.kubernetes.io/topology-mode: Auto), read at each
 	// sync of such a Service; nil: those Services get no hints, as with
@@ -66,7 +83,9 @@ type WriterOptions struct {
 	// syncs of a Service that write: a Sync with writes to make sooner
 	// holds them back and returns a *HeldError saying when to sync
 	// again; that sync then writes every change since (see
-	// ControllerOptions.CoalesceWrites). Zero writes every sync at once.
+	// ControllerOptions.CoalesceWrites). A held sync counts as a
+	// successful one in endpoint_slice_writer_syncs, as in the
+	// controller. Zero writes every sync at once.
 	CoalesceWrites time.Duration
 	// Requeue, if set, is called with a Service's key ("namespace/name")
 	// when the informer shows that someone else added, changed or
@@ -128,18 +147,24 @@ func (e *HeldError) Error() string {
 // for the Service returns an error wrapping ErrStaleInformer and writes
 // nothing, so a stale cache never creates duplicate slices; sync the
 // Service again after a backoff (a rate-limited work queue does this).
+// The guard tells the Writer's writes apart by what the API server sets
+// on every write: a UID on each created slice and a generation bumped by
+// each change of its content. A client-go fake clientset sets neither
+// (nor a name from generateName); in tests call
+// endpointslicetest.ActAsAPIServer on it, and a write that comes back
+// without a UID or generation fails the Sync with an error saying so.
 //
 // The Writer starts no goroutine and has no Run: the caller's workers
 // call Sync and Delete, and the informer must be started and synced by
 // the caller. Safe for concurrent use; Syncs and Deletes of one Service
 // take turns.
 type Writer struct {
-	*applier
+	*serviceApplier
 	max      int
 	compact  bool
+	checks   syncChecks
 	owner    func(*corev1.Service) (SliceOwner, error)
 	nodes    corelisters.NodeLister
-	slices   discoverylisters.EndpointSliceLister
 	mu       sync.Mutex
 	services map[string]*writerState
 }
@@ -197,13 +222,13 @@ func NewWriter(client clientset.Interface, endpointSliceInformer discoveryinform
 		recorder = noEvents{}
 	}
 	w := &Writer{
-		applier: newApplier(client, opts.ControllerName, opts.CoalesceWrites,
+		serviceApplier: newServiceApplier(client, opts.ControllerName, endpointSliceInformer.Lister(), opts.CoalesceWrites,
 			topology.Options{Allocator: opts.Allocator, Hysteresis: opts.Hysteresis}, m, recorder),
 		max:      int(opts.MaxEndpointsPerSlice),
 		compact:  opts.Compact,
+		checks:   syncChecks{fqdn: opts.FQDN, selector: opts.AllowSelector, undeclared: opts.AllowUndeclaredPortNames},
 		owner:    opts.Owner,
 		nodes:    opts.Nodes,
-		slices:   endpointSliceInformer.Lister(),
 		services: map[string]*writerState{},
 	}
 	enqueue := opts.Requeue
@@ -227,23 +252,41 @@ func NewWriter(client clientset.Interface, endpointSliceInformer discoveryinform
 // its labels are copied to the slices, and its annotations and
 // trafficDistribution the hints.
 //
+// Before anything is written it refuses, naming each group and value:
+// a Service with a selector (unless WriterOptions.AllowSelector), a
+// group of another address type than the Writer's (FQDN for a Writer
+// with WriterOptions.FQDN, else the Service's IP families), ports
+// outside 1..65535, with names that are not DNS labels or are repeated,
+// or (unless WriterOptions.AllowUndeclaredPortNames) with names the
+// Service's ports do not have, and addresses or other fields the API
+// server would refuse: then the returned error wraps one
+// slicer.InvalidSlice per slice of the plan that the API server would
+// refuse (a loopback or link-local address, say), found with errors.As.
+//
 // It returns an error wrapping ErrStaleInformer, having written nothing,
 // when the informer lags behind the Writer's own writes; a *HeldError
 // when CoalesceWrites held the writes back; and otherwise the errors of
-// the plan (a desired group of an address type the Service does not
-// have, an endpoint repeated in a group) or of the writes. After an
+// the plan (an endpoint repeated in a group) or of the writes. After an
 // error, sync the Service again (with backoff): each Sync plans from the
 // informer's current view.
 func (w *Writer) Sync(ctx context.Context, service *corev1.Service, desired []slicer.Group) error {
 	err := w.sync(ctx, service, desired)
 	var held *HeldError
-	if !errors.As(err, &held) {
+	if errors.As(err, &held) {
+		w.metrics.syncResult(nil) // held back, as planned: a success, as in the controller
+	} else {
 		w.metrics.syncResult(err)
 	}
 	return err
 }
 
 func (w *Writer) sync(ctx context.Context, svc *corev1.Service, desired []slicer.Group) error {
+	if svc == nil {
+		return errors.New("endpointslice: Sync: service is nil")
+	}
+	if err := w.checks.check(svc, desired); err != nil {
+		return err
+	}
 	st, existing, err := w.begin("Sync", svc)
 	if err != nil {
 		return err
@@ -253,6 +296,9 @@ func (w *Writer) sync(ctx context.Context, svc *corev1.Service, desired []slicer
 	policy, td := adapter.PolicyForService(svc)
 	facts := ServiceFacts(svc, trigger)
 	facts.TopologyHints = policy != topology.PolicyNone
+	if w.checks.fqdn {
+		facts.AddressTypes = []slicer.AddressType{slicer.FQDN}
+	}
 	if w.owner != nil {
 		o, err := w.owner(svc)
 		if err != nil {
@@ -268,6 +314,14 @@ func (w *Writer) sync(ctx context.Context, svc *corev1.Service, desired []slicer
 	plan, err := st.core.Reconcile(facts, desired, have)
 	if err != nil {
 		return err
+	}
+	if len(plan.Invalid) > 0 {
+		errs := make([]error, len(plan.Invalid))
+		for i, inv := range plan.Invalid {
+			errs[i] = inv
+		}
+		return fmt.Errorf("endpointslice: Service %s/%s: nothing written, the API server would refuse %d slices: %w",
+			svc.Namespace, svc.Name, len(plan.Invalid), errors.Join(errs...))
 	}
 	var capacity topology.Capacity
 	if policy == topology.PolicyAuto && w.nodes != nil {
@@ -300,11 +354,7 @@ func (w *Writer) Delete(ctx context.Context, service *corev1.Service) error {
 		return err
 	}
 	defer st.mu.Unlock()
-	sw := sliceWriter{client: w.client, tracker: w.tracker, owner: "Service " + service.Namespace + "/" + service.Name}
-	if w.metrics != nil {
-		sw.change = w.metrics.change
-	}
-	if err := sw.write(ctx, service.Namespace, nil, nil, existing); err != nil {
+	if err := w.sliceWriter("Service "+service.Namespace+"/"+service.Name).deleteEach(ctx, service.Namespace, existing); err != nil {
 		return err
 	}
 	key := service.Namespace + "/" + service.Name
@@ -357,15 +407,14 @@ func (w *Writer) lock(svc *corev1.Service) (*writerState, error) {
 // deleted, failing with ErrStaleInformer when the informer lags behind
 // the Writer's writes.
 func (w *Writer) existing(svc *corev1.Service) ([]*discovery.EndpointSlice, error) {
-	list, err := w.slices.EndpointSlices(svc.Namespace).List(labels.Set{
-		discovery.LabelServiceName: svc.Name, discovery.LabelManagedBy: w.name,
-	}.AsSelectorPreValidated())
+	nn := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
+	list, err := w.list(nn)
 	if err != nil {
 		return nil, err
 	}
 	list = withoutDeleting(list)
-	if w.tracker.stale(types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}, list) {
-		return nil, fmt.Errorf("service %s/%s: %w", svc.Namespace, svc.Name, ErrStaleInformer)
+	if err := w.fresh("service", nn, list); err != nil {
+		return nil, err
 	}
 	return list, nil
 }

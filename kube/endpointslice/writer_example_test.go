@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/fairslice/fairslice/kube/endpointslice"
-	"github.com/fairslice/fairslice/kube/internal/fixture"
+	"github.com/fairslice/fairslice/kube/endpointslice/endpointslicetest"
 	"github.com/fairslice/fairslice/slicer"
 )
 
@@ -29,7 +29,7 @@ func ExampleWriter() {
 		Spec:       corev1.ServiceSpec{ClusterIP: "10.96.0.20", Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
 	}
 	client := fake.NewClientset(svc)
-	fixture.ActAsAPIServer(client) // names slices from GenerateName, as the API server does
+	endpointslicetest.ActAsAPIServer(client) // names, UIDs and generations, as the API server sets them
 	factory := informers.NewSharedInformerFactory(client, 0)
 	slices := factory.Discovery().V1().EndpointSlices()
 	w, err := endpointslice.NewWriter(client, slices, endpointslice.WriterOptions{ControllerName: "vms.example.com"})
@@ -116,4 +116,62 @@ func ExampleGroupsFrom() {
 	// IPv6 8080 TCP
 	//   2001:db8::10 ready=true zone=""
 	// endpointslice: endpoints[0] [vm-1]: address "vm-1": neither an IP nor a fully qualified domain name
+}
+
+// vmSource is a Source of one selectorless Service and its VMs.
+type vmSource struct {
+	svc *corev1.Service
+	vms []endpointslice.ExternalEndpoint
+}
+
+func (s vmSource) Keys() ([]string, error) { return []string{s.svc.Namespace + "/" + s.svc.Name}, nil }
+
+func (s vmSource) Desired(key string) (*corev1.Service, []slicer.Group, error) {
+	if key != s.svc.Namespace+"/"+s.svc.Name {
+		return nil, nil, nil // not ours (any more): its slices are deleted
+	}
+	groups, err := endpointslice.GroupsFrom(s.svc, s.vms)
+	return s.svc, groups, err
+}
+
+// A WriterController runs the loop around a Writer: the caller's Source
+// says which Services it has endpoints for and what they are, and an
+// informer handler would call Changed when they change. Replicas elect a
+// leader on a Lease; this one runs alone (SingleReplica).
+func ExampleWriterController() {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "vms", UID: "vms-uid"},
+		Spec:       corev1.ServiceSpec{ClusterIP: "10.96.0.20", Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
+	}
+	client := fake.NewClientset(svc)
+	endpointslicetest.ActAsAPIServer(client)
+	factory := informers.NewSharedInformerFactory(client, 0)
+	http := []slicer.Port{{Name: "http", Port: 8080}}
+	src := vmSource{svc: svc, vms: []endpointslice.ExternalEndpoint{
+		{Addresses: []string{"192.168.1.10"}, Ports: http, Serving: true},
+		{Addresses: []string{"192.168.1.11"}, Ports: http},
+	}}
+	c, err := endpointslice.NewWriterController(client, factory.Discovery().V1().EndpointSlices(), src,
+		endpointslice.WriterControllerOptions{Writer: endpointslice.WriterOptions{ControllerName: "vms.example.com"}, SingleReplica: true})
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	done := make(chan struct{})
+	factory.Start(ctx.Done())
+	go func() { defer close(done); c.Run(ctx) }()
+	defer func() { cancel(); <-done; factory.Shutdown() }()
+
+	for ctx.Err() == nil { // until the informer shows the slice
+		if list, _ := factory.Discovery().V1().EndpointSlices().Lister().List(labels.Everything()); len(list) == 1 {
+			for _, e := range list[0].Endpoints {
+				fmt.Println(list[0].Labels["endpointslice.kubernetes.io/managed-by"], e.Addresses[0], "ready", *e.Conditions.Ready)
+			}
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// Output:
+	// vms.example.com 192.168.1.10 ready true
+	// vms.example.com 192.168.1.11 ready false
 }

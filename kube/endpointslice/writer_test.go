@@ -24,6 +24,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/fairslice/fairslice/kube/endpointslice/endpointslicetest"
 	"github.com/fairslice/fairslice/kube/internal/fixture"
 	"github.com/fairslice/fairslice/slicer"
 )
@@ -48,7 +49,7 @@ func newWriterFixture(t *testing.T, opts WriterOptions, objs ...runtime.Object) 
 	svc := fixture.Service("vms", func(s *corev1.Service) { s.Spec.Selector = nil })
 	f := &writerFixture{t: t, client: fake.NewClientset(append([]runtime.Object{svc}, objs...)...), svc: svc,
 		recorder: record.NewFakeRecorder(100), reg: prometheus.NewRegistry()}
-	fixture.ActAsAPIServer(f.client)
+	endpointslicetest.ActAsAPIServer(f.client)
 	f.factory = informers.NewSharedInformerFactory(f.client, 0)
 	if opts.ControllerName == "" {
 		opts.ControllerName = writerName
@@ -277,7 +278,7 @@ func TestWriterStaleInformer(t *testing.T) {
 func TestWriterRequeuesOnForeignChange(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	client := fake.NewClientset()
-	fixture.ActAsAPIServer(client)
+	endpointslicetest.ActAsAPIServer(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	requeued := make(chan string, 10)
 	inf := factory.Discovery().V1().EndpointSlices()
@@ -369,6 +370,8 @@ func TestWriterOwner(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
+// TestWriterCoalesceWrites: a Sync too soon after a write is held back
+// (and counted as a successful sync); the next one writes every change.
 func TestWriterCoalesceWrites(t *testing.T) {
 	f := newWriterFixture(t, WriterOptions{CoalesceWrites: time.Minute})
 	now := fixture.Created.Time
@@ -382,6 +385,11 @@ func TestWriterCoalesceWrites(t *testing.T) {
 	var held *HeldError
 	if !errors.As(err, &held) || held.RetryAfter != 50*time.Second || len(w) != 0 {
 		t.Fatalf("Sync 10 s after a write = %v writes %v, want a HeldError of 50s and none", err, w)
+	}
+	// The docs' choice: a held sync counts as a successful one, as in
+	// the controller.
+	if got := testutil.ToFloat64(f.w.metrics.syncs.WithLabelValues("success")); got != 2 {
+		t.Errorf("endpoint_slice_writer_syncs{result=success} after a write and a held sync = %v, want 2", got)
 	}
 	now = now.Add(held.RetryAfter)
 	w, err = f.sync(vm(1, true), vm(2, true))

@@ -1,23 +1,17 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/fairslice/fairslice/kube/endpointslice"
 	"github.com/fairslice/fairslice/slicer"
@@ -32,114 +26,82 @@ const LabelSource = "externalendpoints.fairslice.example/source"
 // # are ignored.
 const DataKey = "addresses"
 
-// controller turns labelled ConfigMaps into the EndpointSlices of their
-// Services through an endpointslice.Writer.
-type controller struct {
-	writer     *endpointslice.Writer
+// source is the controller's endpointslice.Source: a labelled
+// ConfigMap's list is the endpoints of the Service of its name.
+type source struct {
 	services   corelisters.ServiceLister
 	configMaps corelisters.ConfigMapLister
-	queue      workqueue.TypedRateLimitingInterface[string]
-	synced     []cache.InformerSynced
 }
 
-// newController wires a Writer named name, and the Service and ConfigMap
-// handlers, onto factory's informers.
-func newController(client clientset.Interface, factory informers.SharedInformerFactory, name string) (*controller, error) {
-	c := &controller{
-		services:   factory.Core().V1().Services().Lister(),
-		configMaps: factory.Core().V1().ConfigMaps().Lister(),
-		queue:      workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
-	}
-	slices := factory.Discovery().V1().EndpointSlices()
-	w, err := endpointslice.NewWriter(client, slices, endpointslice.WriterOptions{ControllerName: name, Requeue: c.queue.Add})
+// Keys lists the Services with a labelled ConfigMap.
+func (s source) Keys() ([]string, error) {
+	list, err := s.configMaps.List(labels.SelectorFromSet(labels.Set{LabelSource: "true"}))
 	if err != nil {
 		return nil, err
 	}
-	c.writer = w
-	queue := func(obj any) {
-		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-			c.queue.Add(key)
-		}
+	keys := make([]string, len(list))
+	for i, cm := range list {
+		keys[i] = cm.Namespace + "/" + cm.Name
 	}
-	handler := cache.ResourceEventHandlerFuncs{AddFunc: queue, UpdateFunc: func(_, cur any) { queue(cur) }, DeleteFunc: queue}
-	for _, inf := range []cache.SharedIndexInformer{factory.Core().V1().Services().Informer(), factory.Core().V1().ConfigMaps().Informer()} {
-		if _, err := inf.AddEventHandler(handler); err != nil {
-			return nil, err
-		}
-		c.synced = append(c.synced, inf.HasSynced)
-	}
-	c.synced = append(c.synced, slices.Informer().HasSynced)
-	return c, nil
+	return keys, nil
 }
 
-// run syncs queued Services with workers workers until ctx ends.
-func (c *controller) run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return
-	}
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() { wait.UntilWithContext(ctx, c.worker, time.Second) })
-	}
-	<-ctx.Done()
-	c.queue.ShutDown()
-	wg.Wait()
-}
-
-func (c *controller) worker(ctx context.Context) {
-	for {
-		key, quit := c.queue.Get()
-		if quit {
-			return
-		}
-		err := c.sync(ctx, key)
-		var held *endpointslice.HeldError
-		switch {
-		case err == nil:
-			c.queue.Forget(key)
-		case errors.As(err, &held):
-			c.queue.AddAfter(key, held.RetryAfter)
-		default: // ErrStaleInformer among them: retry with backoff
-			utilruntime.HandleErrorWithContext(ctx, err, "Syncing external endpoints", "key", key)
-			c.queue.AddRateLimited(key)
-		}
-		c.queue.Done(key)
-	}
-}
-
-// sync writes the slices of the Service with this key from its
-// ConfigMap, or deletes them when either is gone, the ConfigMap lost its
-// label, or the Service has a selector (kube-controller-manager's then).
-func (c *controller) sync(ctx context.Context, key string) error {
+// Desired returns the Service with this key and the groups of its
+// ConfigMap, or no Service (its slices are deleted) when either is gone,
+// the ConfigMap lost its label, or the Service has a selector
+// (kube-controller-manager's then).
+func (s source) Desired(key string) (*corev1.Service, []slicer.Group, error) {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	gone := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	svc, err := c.services.Services(ns).Get(name)
+	svc, err := s.services.Services(ns).Get(name)
 	if apierrors.IsNotFound(err) {
-		return c.writer.Delete(ctx, gone)
+		return nil, nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	cm, err := c.configMaps.ConfigMaps(ns).Get(name)
+	cm, err := s.configMaps.ConfigMaps(ns).Get(name)
 	if apierrors.IsNotFound(err) || err == nil && (cm.Labels[LabelSource] != "true" || svc.Spec.Selector != nil) {
-		return c.writer.Delete(ctx, svc)
+		return nil, nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	eps, err := parseAddresses(cm.Data[DataKey], portsOf(svc))
 	if err != nil {
-		return fmt.Errorf("ConfigMap %s: %w", key, err)
+		return nil, nil, fmt.Errorf("ConfigMap %s: %w", key, err)
 	}
 	groups, err := endpointslice.GroupsFrom(svc, eps)
 	if err != nil {
-		return fmt.Errorf("ConfigMap %s: %w", key, err)
+		return nil, nil, fmt.Errorf("ConfigMap %s: %w", key, err)
 	}
-	return c.writer.Sync(ctx, svc, groups)
+	return svc, groups, nil
+}
+
+// newController returns an endpointslice.WriterController with opts on
+// factory's informers, fed by the Service and ConfigMap events.
+func newController(client clientset.Interface, factory informers.SharedInformerFactory, opts endpointslice.WriterControllerOptions) (*endpointslice.WriterController, error) {
+	services, configMaps := factory.Core().V1().Services(), factory.Core().V1().ConfigMaps()
+	opts.WaitFor = append(opts.WaitFor, services.Informer().HasSynced, configMaps.Informer().HasSynced)
+	c, err := endpointslice.NewWriterController(client, factory.Discovery().V1().EndpointSlices(),
+		source{services: services.Lister(), configMaps: configMaps.Lister()}, opts)
+	if err != nil {
+		return nil, err
+	}
+	changed := func(obj any) {
+		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+			c.Changed(key)
+		}
+	}
+	handler := cache.ResourceEventHandlerFuncs{AddFunc: changed, UpdateFunc: func(_, cur any) { changed(cur) }, DeleteFunc: changed}
+	for _, inf := range []cache.SharedIndexInformer{services.Informer(), configMaps.Informer()} {
+		if _, err := inf.AddEventHandler(handler); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
 // portsOf returns the ports the endpoints serve: each Service port's

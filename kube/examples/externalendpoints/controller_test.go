@@ -17,7 +17,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/fairslice/fairslice/kube/internal/fixture"
+	"github.com/fairslice/fairslice/kube/endpointslice"
+	"github.com/fairslice/fairslice/kube/endpointslice/endpointslicetest"
 	"github.com/fairslice/fairslice/slicer"
 )
 
@@ -39,16 +40,20 @@ func TestConfigMapBecomesEndpointSlices(t *testing.T) {
 		AddressType: discovery.AddressTypeIPv4,
 	}
 	client := fake.NewClientset(svc, kcm)
-	fixture.ActAsAPIServer(client)
+	endpointslicetest.ActAsAPIServer(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
-	c, err := newController(client, factory, "externalendpoints.test")
+	c, err := newController(client, factory, endpointslice.WriterControllerOptions{
+		Writer: endpointslice.WriterOptions{ControllerName: "externalendpoints.test"}, Workers: 2,
+		Lease: endpointslice.LeaseOptions{Namespace: "ns", Name: "externalendpoints",
+			LeaseDuration: 2 * time.Second, RenewDeadline: time.Second, RetryPeriod: 100 * time.Millisecond},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	done := make(chan struct{})
 	factory.Start(ctx.Done())
-	go func() { defer close(done); c.run(ctx, 2) }()
+	go func() { defer close(done); c.Run(ctx) }()
 	defer func() { cancel(); <-done; factory.Shutdown() }()
 
 	// until waits for the Writer's slices of vms to hold want (address:

@@ -1,29 +1,22 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/fairslice/fairslice/kube/endpointslice"
 	"github.com/fairslice/fairslice/slicer"
@@ -42,148 +35,115 @@ type member struct {
 	slices discoverylisters.EndpointSliceLister
 }
 
-// controller publishes the member clusters' endpoints of each imported
-// Service as the local Service's EndpointSlices, owned by its
-// ServiceImport, through an endpointslice.Writer.
+// controller is the endpointslice.Source of the member clusters'
+// endpoints of each imported Service, to be published as the local
+// Service's EndpointSlices, owned by its ServiceImport.
 type controller struct {
 	name     string // the Writer's ControllerName
-	writer   *endpointslice.Writer
 	services corelisters.ServiceLister
 	imports  cache.GenericLister
 	members  []member // by name
-	queue    workqueue.TypedRateLimitingInterface[string]
-	synced   []cache.InformerSynced
 }
 
-// newController wires a Writer named name onto the local factory's
+// newController returns an endpointslice.WriterController with opts
+// (the Writer's Owner set to the ServiceImport) on the local factory's
 // informers, the ServiceImport informer of dyn, and the EndpointSlice
-// informers of the members (by cluster name).
-func newController(client clientset.Interface, factory informers.SharedInformerFactory, dyn dynamicinformer.DynamicSharedInformerFactory, members map[string]informers.SharedInformerFactory, name string) (*controller, error) {
+// informers of the members (by cluster name), whose events it is fed by.
+func newController(client clientset.Interface, factory informers.SharedInformerFactory, dyn dynamicinformer.DynamicSharedInformerFactory,
+	members map[string]informers.SharedInformerFactory, opts endpointslice.WriterControllerOptions) (*endpointslice.WriterController, error) {
 	imports := dyn.ForResource(ServiceImports)
-	c := &controller{
-		name:     name,
-		services: factory.Core().V1().Services().Lister(),
-		imports:  imports.Lister(),
-		queue:    workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+	src := &controller{name: opts.Writer.ControllerName, services: factory.Core().V1().Services().Lister(), imports: imports.Lister()}
+	infs := []cache.SharedIndexInformer{factory.Core().V1().Services().Informer(), imports.Informer()}
+	for _, m := range sortedKeys(members) {
+		inf := members[m].Discovery().V1().EndpointSlices()
+		src.members = append(src.members, member{name: m, slices: inf.Lister()})
+		infs = append(infs, inf.Informer())
 	}
-	slices := factory.Discovery().V1().EndpointSlices()
-	w, err := endpointslice.NewWriter(client, slices, endpointslice.WriterOptions{
-		ControllerName: name, Owner: c.ownerOf, Requeue: c.queue.Add,
-	})
+	for _, inf := range infs {
+		opts.WaitFor = append(opts.WaitFor, inf.HasSynced)
+	}
+	opts.Writer.Owner = src.ownerOf
+	c, err := endpointslice.NewWriterController(client, factory.Discovery().V1().EndpointSlices(), src, opts)
 	if err != nil {
 		return nil, err
 	}
-	c.writer = w
-	byKey := cache.ResourceEventHandlerFuncs{AddFunc: c.enqueue, UpdateFunc: func(_, cur any) { c.enqueue(cur) }, DeleteFunc: c.enqueue}
-	if err := c.watch(byKey, factory.Core().V1().Services().Informer(), imports.Informer()); err != nil {
-		return nil, err
-	}
-	c.synced = append(c.synced, slices.Informer().HasSynced)
-	bySvc := cache.ResourceEventHandlerFuncs{AddFunc: c.enqueueService, UpdateFunc: func(_, cur any) { c.enqueueService(cur) }, DeleteFunc: c.enqueueService}
-	for _, m := range sortedKeys(members) {
-		inf := members[m].Discovery().V1().EndpointSlices()
-		if err := c.watch(bySvc, inf.Informer()); err != nil {
-			return nil, fmt.Errorf("member %s: %w", m, err)
+	byKey := func(obj any) {
+		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+			c.Changed(key)
 		}
-		c.members = append(c.members, member{name: m, slices: inf.Lister()})
+	}
+	bySvc := func(obj any) { // a member's slice: its Service
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		if s, ok := obj.(*discovery.EndpointSlice); ok && s.Labels[discovery.LabelServiceName] != "" {
+			c.Changed(s.Namespace + "/" + s.Labels[discovery.LabelServiceName])
+		}
+	}
+	for i, inf := range infs {
+		f := byKey
+		if i >= 2 {
+			f = bySvc
+		}
+		h := cache.ResourceEventHandlerFuncs{AddFunc: f, UpdateFunc: func(_, cur any) { f(cur) }, DeleteFunc: f}
+		if _, err := inf.AddEventHandler(h); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }
 
-func (c *controller) watch(h cache.ResourceEventHandler, infs ...cache.SharedIndexInformer) error {
-	for _, inf := range infs {
-		if _, err := inf.AddEventHandler(h); err != nil {
-			return err
+// Keys lists the ServiceImports.
+func (c *controller) Keys() ([]string, error) {
+	list, err := c.imports.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, obj := range list {
+		if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+			keys = append(keys, key)
 		}
-		c.synced = append(c.synced, inf.HasSynced)
 	}
-	return nil
+	return keys, nil
 }
 
-// enqueue queues a local Service or ServiceImport by its key.
-func (c *controller) enqueue(obj any) {
-	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-		c.queue.Add(key)
-	}
-}
-
-// enqueueService queues the Service a member's EndpointSlice belongs to.
-func (c *controller) enqueueService(obj any) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	if s, ok := obj.(*discovery.EndpointSlice); ok && s.Labels[discovery.LabelServiceName] != "" {
-		c.queue.Add(s.Namespace + "/" + s.Labels[discovery.LabelServiceName])
-	}
-}
-
-// run syncs queued Services with workers workers until ctx ends.
-func (c *controller) run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return
-	}
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() { wait.UntilWithContext(ctx, c.worker, time.Second) })
-	}
-	<-ctx.Done()
-	c.queue.ShutDown()
-	wg.Wait()
-}
-
-func (c *controller) worker(ctx context.Context) {
-	for {
-		key, quit := c.queue.Get()
-		if quit {
-			return
-		}
-		if err := c.sync(ctx, key); err != nil { // ErrStaleInformer among them
-			utilruntime.HandleErrorWithContext(ctx, err, "Syncing imported Service", "key", key)
-			c.queue.AddRateLimited(key)
-		} else {
-			c.queue.Forget(key)
-		}
-		c.queue.Done(key)
-	}
-}
-
-// sync writes the slices of the local Service with this key from the
-// members' endpoints, or deletes them when the Service or its
-// ServiceImport is gone, or the Service has a selector
+// Desired returns the local Service with this key and the members'
+// endpoints, or no Service (its slices are deleted) when the Service or
+// its ServiceImport is gone, or the Service has a selector
 // (kube-controller-manager's then).
-func (c *controller) sync(ctx context.Context, key string) error {
+func (c *controller) Desired(key string) (*corev1.Service, []slicer.Group, error) {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	svc, err := c.services.Services(ns).Get(name)
 	if apierrors.IsNotFound(err) {
-		return c.writer.Delete(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+		return nil, nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	imp, err := c.serviceImport(ns, name)
 	if apierrors.IsNotFound(err) || err == nil && svc.Spec.Selector != nil {
-		return c.writer.Delete(ctx, svc)
+		return nil, nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	clusters, err := exportingClusters(imp)
 	if err != nil {
-		return fmt.Errorf("serviceimport %s: %w", key, err)
+		return nil, nil, fmt.Errorf("serviceimport %s: %w", key, err)
 	}
 	eps, err := c.endpointsFrom(ns, name, clusters)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	groups, err := endpointslice.GroupsFrom(svc, eps)
 	if err != nil {
-		return fmt.Errorf("service %s: %w", key, err)
+		return nil, nil, fmt.Errorf("service %s: %w", key, err)
 	}
-	return c.writer.Sync(ctx, svc, groups)
+	return svc, groups, nil
 }
 
 func (c *controller) serviceImport(ns, name string) (*unstructured.Unstructured, error) {

@@ -20,7 +20,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/fairslice/fairslice/kube/internal/fixture"
+	"github.com/fairslice/fairslice/kube/endpointslice"
+	"github.com/fairslice/fairslice/kube/endpointslice/endpointslicetest"
 )
 
 const testName = "multicluster.test"
@@ -70,7 +71,7 @@ func TestImportedEndpointsBecomeSlicesOwnedByTheServiceImport(t *testing.T) {
 		Spec:       corev1.ServiceSpec{ClusterIP: "10.96.0.30", Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}},
 	}
 	local := fake.NewClientset(svc)
-	fixture.ActAsAPIServer(local)
+	endpointslicetest.ActAsAPIServer(local)
 	east := fake.NewClientset(memberSlice("web-e1", "endpointslice-controller.k8s.io", "zone-a",
 		map[string]bool{"10.1.0.1": true, "10.1.0.2": false}))
 	west := fake.NewClientset(
@@ -83,7 +84,8 @@ func TestImportedEndpointsBecomeSlicesOwnedByTheServiceImport(t *testing.T) {
 	dynFactory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
 	members := map[string]informers.SharedInformerFactory{
 		"east": informers.NewSharedInformerFactory(east, 0), "west": informers.NewSharedInformerFactory(west, 0)}
-	c, err := newController(local, factory, dynFactory, members, testName)
+	c, err := newController(local, factory, dynFactory, members, endpointslice.WriterControllerOptions{
+		Writer: endpointslice.WriterOptions{ControllerName: testName}, Workers: 2, SingleReplica: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +96,7 @@ func TestImportedEndpointsBecomeSlicesOwnedByTheServiceImport(t *testing.T) {
 	for _, f := range members {
 		f.Start(ctx.Done())
 	}
-	go func() { defer close(done); c.run(ctx, 2) }()
+	go func() { defer close(done); c.Run(ctx) }()
 	defer func() {
 		cancel()
 		<-done

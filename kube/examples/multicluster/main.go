@@ -5,16 +5,17 @@
 // ServiceImport's status.clusters have for the Service of the same
 // namespace and name, as the EndpointSlices of the selectorless local
 // Service of that name. The slices are written by
-// kube/endpointslice.Writer and owned by the ServiceImport, so the
-// garbage collector deletes them with it.
+// kube/endpointslice.WriterController and owned by the ServiceImport, so
+// the garbage collector deletes them with it. Replicas elect a leader on
+// the Lease --lease-namespace/--lease-name, and only the leader writes.
 //
 //	go run ./examples/multicluster --kubeconfig ~/.kube/hub \
 //		--member east=~/.kube/east --member west=~/.kube/west
 //	kubectl --kubeconfig ~/.kube/hub get endpointslices -l kubernetes.io/service-name=web
 //
 // It needs, in its own cluster, get, list and watch on Services,
-// ServiceImports and EndpointSlices and create, update and delete on
-// EndpointSlices; in each member, list and watch on EndpointSlices. The
+// ServiceImports and EndpointSlices, create, update and delete on
+// EndpointSlices, and get, create and update on Leases; in each member, list and watch on EndpointSlices. The
 // ServiceImport CRD is mcs-api's (sigs.k8s.io/mcs-api); its controller
 // is not needed, only the objects.
 package main
@@ -28,6 +29,7 @@ import (
 	"os/signal"
 	"strings"
 
+	"github.com/fairslice/fairslice/kube/endpointslice"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -56,6 +58,9 @@ func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the importing cluster (empty: in-cluster)")
 	name := flag.String("controller-name", "multicluster.fairslice.example", "managed-by label value of the slices written")
 	workers := flag.Int("workers", 2, "Services synced at once")
+	leaseNS := flag.String("lease-namespace", "default", "namespace of the leader election Lease")
+	leaseName := flag.String("lease-name", "multicluster", "name of the leader election Lease (replicas share it)")
+	single := flag.Bool("single-replica", false, "run without leader election (only where one replica runs at a time)")
 	members := memberFlags{}
 	flag.Var(members, "member", "a member cluster as name=kubeconfig (repeatable); name is what ServiceImports list in status.clusters")
 	flag.Parse()
@@ -88,7 +93,12 @@ func main() {
 	}
 	factory := informers.NewSharedInformerFactory(client, 0)
 	dynFactory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
-	c, err := newController(client, factory, dynFactory, memberFactories, *name)
+	c, err := newController(client, factory, dynFactory, memberFactories, endpointslice.WriterControllerOptions{
+		Writer:        endpointslice.WriterOptions{ControllerName: *name},
+		Workers:       *workers,
+		Lease:         endpointslice.LeaseOptions{Namespace: *leaseNS, Name: *leaseName},
+		SingleReplica: *single,
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -99,7 +109,7 @@ func main() {
 	for _, f := range memberFactories {
 		f.Start(ctx.Done())
 	}
-	c.run(ctx, *workers)
+	c.Run(ctx)
 	factory.Shutdown()
 	dynFactory.Shutdown()
 	for _, f := range memberFactories {

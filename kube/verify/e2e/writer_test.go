@@ -195,7 +195,10 @@ func startWRWriter(t *testing.T, client, informerClient kubernetes.Interface, ow
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(informerClient, 0, opts...)
 	w, err := endpointslice.NewWriter(client, factory.Discovery().V1().EndpointSlices(),
-		endpointslice.WriterOptions{ControllerName: wrController})
+		// w-00 and w-01 also select pods on purpose: the test shows the
+		// Writer and kube-controller-manager's controller leave each
+		// other's slices alone.
+		endpointslice.WriterOptions{ControllerName: wrController, AllowSelector: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ import (
 	upstreammetrics "k8s.io/kubernetes/pkg/controller/endpointslicemirroring/metrics"
 
 	"github.com/fairslice/fairslice/kube/endpointslice"
-	"github.com/fairslice/fairslice/kube/internal/fixture"
+	"github.com/fairslice/fairslice/kube/endpointslice/endpointslicetest"
 	"github.com/fairslice/fairslice/kube/internal/slicescenario"
 )
 
@@ -65,7 +65,7 @@ func startMirrorSide(t *testing.T, upstream bool) *mirrorSide {
 // factory on it.
 func newSideClient() (*fake.Clientset, informers.SharedInformerFactory) {
 	client := fake.NewClientset()
-	fixture.ActAsAPIServer(client)
+	endpointslicetest.ActAsAPIServer(client)
 	lagSliceWatch(client, 50*time.Millisecond)
 	return client, informers.NewSharedInformerFactory(client, 0)
 }

@@ -23,6 +23,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/fairslice/fairslice/kube/endpointslice"
+	"github.com/fairslice/fairslice/kube/endpointslice/endpointslicetest"
 	"github.com/fairslice/fairslice/kube/internal/fixture"
 )
 
@@ -39,7 +40,7 @@ type upstreamSide struct {
 func newUpstreamSide(t *testing.T, nodes ...*corev1.Node) *upstreamSide {
 	t.Helper()
 	client := fake.NewClientset()
-	fixture.ActAsAPIServer(client)
+	endpointslicetest.ActAsAPIServer(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	for _, n := range nodes {
 		if err := factory.Core().V1().Nodes().Informer().GetStore().Add(n); err != nil {
@@ -102,7 +103,7 @@ type ourSide struct {
 func newOurSide(t *testing.T, objs ...runtime.Object) *ourSide {
 	t.Helper()
 	client := fake.NewClientset(objs...)
-	fixture.ActAsAPIServer(client)
+	endpointslicetest.ActAsAPIServer(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	c, err := endpointslice.NewControllerWithOptions(context.Background(), factory.Core().V1().Pods(), factory.Core().V1().Services(),
 		factory.Core().V1().Nodes(), factory.Discovery().V1().EndpointSlices(), client,
