@@ -5,8 +5,12 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/fairslice/fairslice/slicer"
+	corev1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 // TestWriterStaleWhileADeletedSliceIsStillListed: a Sync after the
@@ -91,5 +95,27 @@ func TestWriterIgnoresSlicesBeingDeleted(t *testing.T) {
 	w, err := f.sync(vm(1, true))
 	if err != nil || len(w["create"]) != 1 || len(w) != 1 {
 		t.Errorf("Sync beside a slice being deleted = writes %v, %v; want one create and nothing else", w, err)
+	}
+}
+
+// TestWriterReportsAFailedDeleteOfAGoneAddressType: when the Service
+// drops an IP family, the Writer deletes that family's slices, and a
+// delete the API server refuses is returned from Sync, not dropped.
+func TestWriterReportsAFailedDeleteOfAGoneAddressType(t *testing.T) {
+	f := newWriterFixture(t, WriterOptions{})
+	f.svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
+	v6 := ExternalEndpoint{Addresses: []string{"2001:db8::1"}, Serving: true, Ports: []slicer.Port{{Name: "http", Port: 8080}}}
+	if _, err := f.sync(vm(1, true), v6); err != nil {
+		t.Fatal(err)
+	}
+	f.syncSlicesToStore()
+	f.svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+	refused := errors.New("refused by the test")
+	f.client.PrependReactor("delete", "endpointslices", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, refused
+	})
+	w, err := f.sync(vm(1, true))
+	if !errors.Is(err, refused) || len(w["delete"]) != 1 {
+		t.Errorf("Sync after IPv6 left the Service: writes %v, err %v; want the IPv6 slice's delete tried and its error returned", w, err)
 	}
 }
