@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestTargetedGoAwayClosesHeavyFlowsConnection runs the middleware on an
@@ -124,5 +126,47 @@ func TestTargetedGoAwayRate(t *testing.T) {
 	}
 	if _, err := NewTargetedGoAway(-1); err == nil {
 		t.Error("NewTargetedGoAway(-1) = nil error")
+	}
+}
+
+// TestTargetedGoAwayPerFlow: each target flow has its own interval, so two
+// targets each close once within one interval; SetTargets replaces the
+// targets, keeping the last close of a flow that stays; Target(f, false)
+// removes f alone; the zero TargetedGoAway closes at most one connection
+// of a flow per DefaultGoAwayInterval.
+func TestTargetedGoAwayPerFlow(t *testing.T) {
+	a, b, c := FlowKey{"l", "s", "a"}, FlowKey{"l", "s", "b"}, FlowKey{"l", "s", "c"}
+	at := func(ms int) time.Time { return time.Unix(100, 0).Add(time.Duration(ms) * time.Millisecond) }
+	g, _ := NewTargetedGoAway(time.Second)
+	g.SetTargets([]FlowKey{a, b})
+	type step struct {
+		ms   int
+		flow FlowKey
+		want bool
+	}
+	check := func(name string, steps ...step) {
+		t.Helper()
+		for _, s := range steps {
+			if got := g.Closes(at(s.ms), at(s.ms), s.flow); got != s.want {
+				t.Errorf("%s: Closes(+%dms, %s) = %v, want %v", name, s.ms, s.flow.Distinguisher, got, s.want)
+			}
+		}
+	}
+	check("a and b targeted", step{0, a, true}, step{1, b, true}, step{2, c, false}, step{500, a, false})
+	g.SetTargets([]FlowKey{a, c})
+	check("a and c targeted", step{600, a, false}, step{601, b, false}, step{602, c, true}, step{1000, a, true})
+	g.Target(c, false)
+	check("c removed", step{3000, c, false}, step{3001, a, true})
+	if got, want := len(g.Targets()), 1; got != want {
+		t.Errorf("Targets() = %v, want %d flow", g.Targets(), want)
+	}
+	if g.Closed() != 5 {
+		t.Errorf("Closed() = %d, want 5", g.Closed())
+	}
+	var zero TargetedGoAway
+	zero.Target(a, true)
+	check2 := []bool{zero.Closes(at(0), at(0), a), zero.Closes(at(999), at(999), a), zero.Closes(at(1000), at(1000), a)}
+	if d := cmp.Diff([]bool{true, false, true}, check2); d != "" {
+		t.Errorf("the zero TargetedGoAway at 0, 999 ms and 1 s (-want +got):\n%s", d)
 	}
 }

@@ -30,19 +30,14 @@ type CoordinatorConfig struct {
 	// Clock times Start's rounds; nil means the controller's
 	// apf.Options.Clock (fairqueue.RealClock if that is nil too).
 	Clock fairqueue.Clock
-	// GoAway, if set, is targeted every round at the flow asking for the
-	// most seats here while the replica is Overloaded and moving that
-	// flow helps (MoveHelps), and at nothing otherwise; the Controller's
-	// Handler closes the connections (give it Coordinator.GoAway as
-	// HandlerOptions.GoAway).
+	// GoAway, if set, is aimed every round at the flows that Steered
+	// finds worth moving, and at nothing else; the Controller's Handler
+	// closes their connections (give it Coordinator.GoAway as
+	// HandlerOptions.GoAway). The flows it targets are not capped: a
+	// cap computed from where a flow was fights its move. Steering
+	// needs fresh summaries: with GoAway, Period defaults to
+	// DefaultSteeringPeriod.
 	GoAway *apf.TargetedGoAway
-	// GoAwayCooldown is how many rounds, starting with the first round
-	// after GoAway closed a connection, it targets no other flow, so that
-	// the summaries show where the moved client went before another is
-	// moved (they lag a round behind a move); the closed flow stays
-	// targeted, so that a client that reconnected here is moved again.
-	// 0 means DefaultGoAwayCooldown.
-	GoAwayCooldown int
 	// TargetOnly makes the rounds exchange summaries and aim GoAway only:
 	// no fleet level limits and no caps are set, so every admission
 	// decision stays the Controller's own (its borrowing adjustment still
@@ -50,10 +45,10 @@ type CoordinatorConfig struct {
 	TargetOnly bool
 }
 
-// DefaultGoAwayCooldown is CoordinatorConfig.GoAwayCooldown's default:
-// the round after a close, whose summaries still show the client where
-// it was, and the next one.
-const DefaultGoAwayCooldown = 2
+// DefaultSteeringPeriod is CoordinatorConfig.Period's default with a
+// GoAway: a moved client's backlog on the replicas it left lasts a few
+// seconds, and the summaries that show where it went are a round old.
+const DefaultSteeringPeriod = time.Second
 
 // Coordinator runs one replica's part of the fleet on an apf.Controller
 // (Join builds both): it is the controller's apf.SeatPolicy, so the
@@ -89,12 +84,7 @@ type Coordinator struct {
 	ex        *Exchange
 	last      time.Time // of the previous round; zero before the first
 
-	closedSeen int         // GoAway.Closed() at the previous round
-	targeted   apf.FlowKey // the flow GoAway targets; zero: none
-	// moved is the flow whose connection GoAway closed since the previous
-	// round (zero: none): left out of this round's caps.
-	moved apf.FlowKey
-	quiet int // rounds left in which GoAway targets nothing
+	targets map[apf.FlowKey]bool // the flows GoAway targets: not capped
 
 	mu      sync.Mutex
 	decided map[string]int // the fleet's level limits; nil: none (guarded by mu)
@@ -122,9 +112,6 @@ func Join(objects *flowschema.Config, opts apf.Options, cfg CoordinatorConfig) (
 	if cfg.Period < 0 {
 		errs = append(errs, fmt.Errorf("fleet: CoordinatorConfig.Period=%v must not be negative", cfg.Period))
 	}
-	if cfg.GoAwayCooldown < 0 {
-		errs = append(errs, fmt.Errorf("fleet: CoordinatorConfig.GoAwayCooldown=%d must not be negative", cfg.GoAwayCooldown))
-	}
 	if cfg.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("fleet: CoordinatorConfig.Timeout=%v must not be negative", cfg.Timeout))
 	}
@@ -140,14 +127,14 @@ func Join(objects *flowschema.Config, opts apf.Options, cfg CoordinatorConfig) (
 	if err := errors.Join(errs...); err != nil {
 		return nil, nil, err
 	}
-	if cfg.Period == 0 {
+	switch {
+	case cfg.Period == 0 && cfg.GoAway != nil:
+		cfg.Period = DefaultSteeringPeriod
+	case cfg.Period == 0:
 		cfg.Period = DefaultPeriod
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = cfg.Period / 2
-	}
-	if cfg.GoAwayCooldown == 0 {
-		cfg.GoAwayCooldown = DefaultGoAwayCooldown
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = opts.Clock
@@ -222,13 +209,9 @@ func (c *Coordinator) Round(ctx context.Context, now time.Time) error {
 	}
 	c.decide(now, LevelLimits(own, peers, c.borrowing))
 	caps := map[apf.FlowKey]float64{}
-	capOwn := own
-	if c.moved != (apf.FlowKey{}) {
-		capOwn.Flows = slices.DeleteFunc(slices.Clone(own.Flows), func(f FlowDemand) bool { return names[flowRef{f.Level, f.Flow}] == c.moved })
-	}
 	for _, l := range own.Levels {
-		for name, cp := range FlowCaps(l.Name, capOwn, peers) {
-			if k, ok := names[flowRef{l.Name, name}]; ok {
+		for name, cp := range FlowCaps(l.Name, own, peers) {
+			if k, ok := names[flowRef{l.Name, name}]; ok && !c.targets[k] {
 				caps[k] = cp
 			}
 		}
@@ -240,49 +223,21 @@ func (c *Coordinator) Round(ctx context.Context, now time.Time) error {
 // flowRef is how a Summary names a flow: its level and FlowName.
 type flowRef struct{ level, name string }
 
-// targetGoAway aims GoAway at this replica's heaviest flow while it is
-// Overloaded and the move helps; within GoAwayCooldown rounds of a close
-// it leaves the target as it is.
+// targetGoAway aims GoAway at the flows Steered finds worth moving.
 func (c *Coordinator) targetGoAway(own Summary, peers []Summary, names map[flowRef]apf.FlowKey) {
 	g := c.cfg.GoAway
 	if g == nil {
 		return
 	}
-	c.moved = apf.FlowKey{}
-	if closed := g.Closed(); closed != c.closedSeen {
-		c.closedSeen, c.quiet = closed, c.cfg.GoAwayCooldown
-		c.moved = c.targeted
-	}
-	switch f, ok := heaviest(own); {
-	case c.quiet > 0:
-		// Leave the closed flow targeted: only its requests that arrive
-		// after the close (its client came back here) close again.
-	case ok && Overloaded(own, peers) && MoveHelps(own, f, peers):
-		c.targeted = names[flowRef{f.Level, f.Flow}]
-		g.Target(c.targeted, true)
-	default:
-		c.targeted = apf.FlowKey{}
-		g.Target(apf.FlowKey{}, false)
-	}
-	c.quiet = max(0, c.quiet-1)
-}
-
-// heaviest returns the flow of own asking for the most seats (its
-// Demand: the seats it held, waited for and was refused), the first of
-// equals; false if own has none. Demand, not the seats held, because a
-// client just moved away still holds seats here while its queued requests
-// are served, but asks for nothing more.
-func heaviest(own Summary) (FlowDemand, bool) {
-	if len(own.Flows) == 0 {
-		return FlowDemand{}, false
-	}
-	best := own.Flows[0]
-	for _, f := range own.Flows[1:] {
-		if f.Demand > best.Demand {
-			best = f
+	c.targets = map[apf.FlowKey]bool{}
+	var keys []apf.FlowKey
+	for _, f := range Steered(own, peers) {
+		if k, ok := names[flowRef{f.Level, f.Flow}]; ok {
+			keys = append(keys, k)
+			c.targets[k] = true
 		}
 	}
-	return best, true
+	g.SetTargets(keys)
 }
 
 // Peers returns how many peers the last round decided with (0: alone).

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"go.uber.org/goleak"
 
 	"github.com/fairslice/fairslice/apf"
@@ -247,11 +248,11 @@ func TestCoordinatorStartClose(t *testing.T) {
 // facts the Coordinator owns (the adjustment's period, the seat policy).
 func TestJoinReportsEveryBadField(t *testing.T) {
 	opts := apf.Options{AdjustPeriod: time.Second, SeatPolicy: staticPolicy{}}
-	c, co, err := fleet.Join(nil, opts, fleet.CoordinatorConfig{Period: -1, Timeout: -2, GoAwayCooldown: -3})
+	c, co, err := fleet.Join(nil, opts, fleet.CoordinatorConfig{Period: -1, Timeout: -2})
 	if c != nil || co != nil {
 		t.Errorf("Join(bad) returned a controller or coordinator")
 	}
-	for _, want := range []string{"Replica is empty", "Store is nil", "Period=-1ns", "Timeout=-2ns", "GoAwayCooldown=-3",
+	for _, want := range []string{"Replica is empty", "Store is nil", "Period=-1ns", "Timeout=-2ns",
 		"AdjustPeriod=1s", "SeatPolicy=fleet_test.staticPolicy", "ServerConcurrencyLimit=0"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Join(bad) = %v, want it to name %q", err, want)
@@ -311,13 +312,29 @@ func newGoAwayFleet(t *testing.T) *goAwayFleet {
 	return f
 }
 
-// round publishes r1's summary number period with peerDemand, runs one
-// second of a request by each of users on r0 (those over global-default's
-// seats wait in its queues), r0's round, and then ends the waits.
-func (f *goAwayFleet) round(t *testing.T, period int, peerDemand float64, users ...string) {
+// newCapsFleet is newGoAwayFleet without a GoAway: nothing targeted.
+func newCapsFleet(t *testing.T) *goAwayFleet {
 	t.Helper()
-	if err := f.store.Publish(context.Background(), fleet.Summary{Replica: "r1", Period: uint64(period), ServerConcurrencyLimit: 60,
-		Levels: []fleet.LevelDemand{{Name: "global-default", CurrentCL: 60, Demand: seats.SeatDemand{Average: peerDemand}}}}); err != nil {
+	f := &goAwayFleet{clk: &stepClock{now: start}, store: fleet.NewMemoryStore()}
+	f.c, f.co = join(t, nil, 60, f.clk, fleet.CoordinatorConfig{Replica: "r0", Store: f.store, Period: time.Second})
+	return f
+}
+
+// round publishes r1's summary number period, with peerDemand seats
+// asked for at global-default (r0's limits, as a server of the same size)
+// by peerFlows, runs one second of a request by each of users on r0
+// (those over global-default's seats wait in its queues), r0's round,
+// and then ends the waits.
+func (f *goAwayFleet) round(t *testing.T, period int, peerDemand float64, peerFlows []string, users ...string) {
+	t.Helper()
+	peer := busyPeer(f.c.Limits()["global-default"])
+	peer.Period = uint64(period)
+	peer.Levels[0].Demand = seats.SeatDemand{Average: peerDemand, Smoothed: peerDemand}
+	for _, name := range peerFlows {
+		peer.Flows = append(peer.Flows, fleet.FlowDemand{Level: "global-default", Flow: "global-default/" + name,
+			Seats: peerDemand / float64(len(peerFlows)), Demand: peerDemand / float64(len(peerFlows))})
+	}
+	if err := f.store.Publish(context.Background(), peer); err != nil {
 		t.Fatal(err)
 	}
 	type answer struct {
@@ -377,8 +394,6 @@ func (b *blockCtx) Done() <-chan struct{} {
 	return b.Context.Done()
 }
 
-var heavyFlow = apf.FlowKey{PriorityLevel: "global-default", FlowSchema: "global-default", Distinguisher: "heavy"}
-
 // fullOf returns users whose requests fill r0's global-default with
 // more than its seats, the heaviest (by demand) first: heavy's n
 // requests, then busy's n (one of them served first, so that its mean
@@ -395,18 +410,35 @@ func fullOf(heavy, busy string, n int) []string {
 	return users
 }
 
-// TestCoordinatorTargetsGoAway: a replica busier than its idle peer
-// targets its heaviest flow; once the peer is as busy, nothing.
+func flowKey(user string) apf.FlowKey {
+	return apf.FlowKey{PriorityLevel: "global-default", FlowSchema: "global-default", Distinguisher: user}
+}
+
+// TestCoordinatorTargetsGoAway: every flow that waits on r0 is targeted
+// while its peer idles, or while the peer is as busy but lacks the flow
+// (below its fair share, it would get a share there); a flow that gets
+// what it asks for never is; and nothing is targeted once the peer is as
+// busy with the same flows.
 func TestCoordinatorTargetsGoAway(t *testing.T) {
-	for _, peerDemand := range []float64{0, 1000} {
+	for _, c := range []struct {
+		name       string
+		peerDemand float64
+		peerFlows  []string
+		want       []apf.FlowKey
+	}{
+		{"the peer idles", 0, nil, []apf.FlowKey{flowKey("busy"), flowKey("heavy")}},
+		{"the peer as busy, without them", 1000, []string{"other"}, []apf.FlowKey{flowKey("busy"), flowKey("heavy")}},
+		{"the peer as busy with them", 1000, []string{"heavy", "busy", "light"}, nil},
+	} {
 		f := newGoAwayFleet(t)
-		f.round(t, 1, peerDemand, fullOf("heavy", "busy", 60)...)
-		want := peerDemand == 0
-		if got := f.g.Closes(f.clk.now, f.clk.now, heavyFlow); got != want {
-			t.Errorf("peer demand %v: GoAway closes heavy = %v, want %v", peerDemand, got, want)
+		f.round(t, 1, c.peerDemand, c.peerFlows, fullOf("heavy", "busy", 60)...)
+		got := f.g.Targets()
+		slices.SortFunc(got, func(a, b apf.FlowKey) int { return strings.Compare(a.Distinguisher, b.Distinguisher) })
+		if d := cmp.Diff(c.want, got, cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("%s: targets (-want +got):\n%s", c.name, d)
 		}
-		if f.g.Closes(f.clk.now.Add(time.Millisecond), f.clk.now.Add(time.Millisecond), apf.FlowKey{PriorityLevel: "global-default", FlowSchema: "global-default", Distinguisher: "light"}) {
-			t.Errorf("peer demand %v: GoAway closes light", peerDemand)
+		if got, want := f.g.Closes(f.clk.now, f.clk.now, flowKey("heavy")), len(c.want) > 0; got != want {
+			t.Errorf("%s: GoAway closes heavy = %v, want %v", c.name, got, want)
 		}
 	}
 }
@@ -457,36 +489,31 @@ func fleetLevelLimit(t *testing.T, targetOnly bool) (alone, fleetwide, lower int
 	return plain.Limits()["global-default"].Current, c.Limits()["global-default"].Current, gd.Lower
 }
 
-// TestCoordinatorGoAwayCoolsDownAfterClose: after a close, a replica
-// that stays busier than its idle peer targets no other flow for
-// GoAwayCooldown rounds (the summaries still show the moved client where
-// it was), then targets the heaviest again; meanwhile the flow it closed
-// stays targeted, so a request of it that arrives after the close (its
-// client came back) closes again, and one that came before does not.
-func TestCoordinatorGoAwayCoolsDownAfterClose(t *testing.T) {
+// TestCoordinatorKeepsMovingAWaitingFlow: a flow closed in one round and
+// still waiting on r0 in the next (its client came back, or its backlog
+// here is served) stays targeted: its request that arrived after the
+// close closes again, one that arrived before does not. A flow that stops
+// waiting is no longer targeted.
+func TestCoordinatorKeepsMovingAWaitingFlow(t *testing.T) {
 	f := newGoAwayFleet(t)
-	f.round(t, 1, 0, fullOf("heavy", "busy", 60)...)
+	f.round(t, 1, 0, nil, fullOf("heavy", "busy", 60)...)
 	closedAt := f.clk.now
-	if !f.g.Closes(closedAt, closedAt, heavyFlow) {
+	if !f.g.Closes(closedAt, closedAt, flowKey("heavy")) {
 		t.Fatal("round 1: GoAway closes heavy = false, want true")
 	}
-	other := apf.FlowKey{PriorityLevel: "global-default", FlowSchema: "global-default", Distinguisher: "other"}
-	f.round(t, 2, 0, fullOf("other", "busy", 60)...)
+	f.round(t, 2, 0, nil, fullOf("heavy", "busy", 60)...)
 	now := f.clk.now
-	if f.g.Closes(now, now, other) || f.g.Closes(now, closedAt, heavyFlow) {
-		t.Error("round 2: GoAway closes other, or heavy's request from before the close; want neither")
+	if f.g.Closes(now, closedAt, flowKey("heavy")) {
+		t.Error("round 2: GoAway closes heavy's request from before the close; want not")
 	}
-	if !f.g.Closes(now, now, heavyFlow) {
+	if !f.g.Closes(now, now, flowKey("heavy")) {
 		t.Error("round 2: GoAway closes heavy's request from after the close = false, want true")
 	}
-	// That close starts the cooldown again: rounds 3 and 4 quiet.
-	var got []bool
-	for i := range 3 {
-		f.round(t, i+3, 0, fullOf("other", "busy", 60)...)
-		got = append(got, f.g.Closes(f.clk.now, f.clk.now, other))
-	}
-	if d := cmp.Diff([]bool{false, false, true}, got); d != "" {
-		t.Errorf("GoAway closes other in rounds 3 to 5 (-want +got):\n%s", d)
+	// Round 3 still counts the waits round 2 ended; round 4 has none.
+	f.round(t, 3, 0, nil, "heavy", "light")
+	f.round(t, 4, 0, nil, "heavy", "light")
+	if got := f.g.Targets(); len(got) != 0 {
+		t.Errorf("round 4, nothing waits: targets %v, want none", got)
 	}
 }
 
@@ -559,36 +586,24 @@ func TestCoordinatorHoldsFleetLimitsThroughTheRound(t *testing.T) {
 	}
 }
 
-// TestCoordinatorLeavesMovedFlowOutOfCaps: in the round after GoAway
-// closed heavy's connection, r0's statistics still show heavy asking for
-// seats there (its requests of the period before the move), and its peer
-// has not seen heavy arrive yet. The caps leave heavy out, so busy, the
-// flow that stays, may take all of r0's seats, not the half it would get
-// beside a heavy that has left.
-func TestCoordinatorLeavesMovedFlowOutOfCaps(t *testing.T) {
+// TestCoordinatorLeavesTargetedFlowsOutOfCaps: a flow the GoAway
+// targets is not capped (a cap computed from where it was fights its
+// move), so busy, targeted beside heavy while the peer idles, may take
+// all of r0's seats; in the same rounds without a GoAway busy is held to
+// its share beside heavy.
+func TestCoordinatorLeavesTargetedFlowsOutOfCaps(t *testing.T) {
 	f := newGoAwayFleet(t)
-	f.round(t, 1, 0, fullOf("heavy", "busy", 60)...)
-	if !f.g.Closes(f.clk.now, f.clk.now, heavyFlow) {
-		t.Fatal("round 1: GoAway closes heavy = false, want true")
+	f.round(t, 1, 0, nil, fullOf("heavy", "busy", 60)...)
+	if !slices.Contains(f.g.Targets(), flowKey("busy")) {
+		t.Fatalf("targets %v, want busy among them", f.g.Targets())
 	}
-	f.round(t, 2, 0, fullOf("heavy", "busy", 60)...)
-	// Left out of the caps only: the summary r0 published still has heavy.
-	all, err := f.store.Read(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	if admitted, seats, refused := f.admitBusy(t); admitted < seats*3/4 {
+		t.Errorf("targeted: busy admitted %d of global-default's %d seats (refused: %v); want at least 3/4 of them", admitted, seats, refused)
 	}
-	published := false
-	for _, s := range all {
-		for _, fl := range s.Flows {
-			published = published || (s.Replica == "r0" && fl.Flow == fleet.FlowName(heavyFlow))
-		}
-	}
-	if !published {
-		t.Error("round 2: r0's published summary has no heavy, want it unchanged (heavy left out of the caps only)")
-	}
-	admitted, seats, refused := f.admitBusy(t)
-	if admitted < seats*3/4 {
-		t.Errorf("busy admitted %d of global-default's %d seats (refused: %v); want at least 3/4 of them, heavy left out of the caps", admitted, seats, refused)
+	f = newCapsFleet(t)
+	f.round(t, 1, 0, nil, fullOf("heavy", "busy", 60)...)
+	if admitted, seats, _ := f.admitBusy(t); admitted >= seats*3/4 {
+		t.Errorf("not targeted: busy admitted %d of global-default's %d seats; want under 3/4 of them (capped)", admitted, seats)
 	}
 }
 
@@ -614,24 +629,6 @@ func (f *goAwayFleet) admitBusy(t *testing.T) (admitted, seats int, refused []fa
 		}
 	}
 	return admitted, seats, refused
-}
-
-// TestCoordinatorCountsMovedFlowAgainAfterOneRound: the moved flow is
-// left out of the caps in the round right after the close only; if it is
-// still here a round later (its client came back), the caps count it
-// again, and busy is held to its share beside it.
-func TestCoordinatorCountsMovedFlowAgainAfterOneRound(t *testing.T) {
-	f := newGoAwayFleet(t)
-	f.round(t, 1, 0, fullOf("heavy", "busy", 60)...)
-	if !f.g.Closes(f.clk.now, f.clk.now, heavyFlow) {
-		t.Fatal("round 1: GoAway closes heavy = false, want true")
-	}
-	f.round(t, 2, 0, fullOf("heavy", "busy", 60)...)
-	f.round(t, 3, 0, fullOf("heavy", "busy", 60)...)
-	admitted, seats, _ := f.admitBusy(t)
-	if admitted >= seats*3/4 {
-		t.Errorf("round 3: busy admitted %d of global-default's %d seats; want under 3/4 of them, heavy counted in the caps again", admitted, seats)
-	}
 }
 
 // TestCoordinatorDecisionsTakeEffectWhenRoundReturns: the fleet's level
@@ -683,10 +680,34 @@ type stoppedTimer struct{}
 func (stoppedTimer) Stop() bool { return true }
 
 // TestJoinTimesRoundsOnTheControllersClock: without a Clock of its own,
-// the Coordinator's rounds run on the controller's.
+// the Coordinator's rounds run on the controller's, every Period;
+// without a Period, every DefaultPeriod, or DefaultSteeringPeriod with a
+// GoAway.
 func TestJoinTimesRoundsOnTheControllersClock(t *testing.T) {
+	g, err := apf.NewTargetedGoAway(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cfg  fleet.CoordinatorConfig
+		want time.Duration
+	}{
+		{fleet.CoordinatorConfig{Period: 7 * time.Second}, 7 * time.Second},
+		{fleet.CoordinatorConfig{}, fleet.DefaultPeriod},
+		{fleet.CoordinatorConfig{GoAway: g}, fleet.DefaultSteeringPeriod},
+		{fleet.CoordinatorConfig{GoAway: g, Period: 7 * time.Second}, 7 * time.Second},
+	} {
+		roundsEvery(t, c.cfg, c.want)
+	}
+}
+
+// roundsEvery checks that a Coordinator of cfg, started, arms a timer of
+// period on the controller's clock.
+func roundsEvery(t *testing.T, cfg fleet.CoordinatorConfig, period time.Duration) {
+	t.Helper()
 	clk := &armedClock{stepClock: stepClock{now: start}}
-	c, co, err := fleet.Join(nil, apf.Options{ServerConcurrencyLimit: 60, Clock: clk}, fleet.CoordinatorConfig{Replica: "r0", Store: fleet.NewMemoryStore(), Period: 7 * time.Second})
+	cfg.Replica, cfg.Store = "r0", fleet.NewMemoryStore()
+	c, co, err := fleet.Join(nil, apf.Options{ServerConcurrencyLimit: 60, Clock: clk}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -697,32 +718,13 @@ func TestJoinTimesRoundsOnTheControllersClock(t *testing.T) {
 		clk.mu.Lock()
 		armed := slices.Clone(clk.armed)
 		clk.mu.Unlock()
-		if slices.Contains(armed, 7*time.Second) {
+		if slices.Contains(armed, period) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("timers armed on the controller's clock: %v; want the Coordinator's period of 7s among them", armed)
+			t.Fatalf("timers armed on the controller's clock: %v; want the Coordinator's period of %v among them", armed, period)
 		}
 		time.Sleep(time.Millisecond)
 	}
 	co.Close()
-}
-
-// TestCoordinatorCapsTheFlowsThatStayAfterAMove: in the round after the
-// close only the moved flow is left out of the caps; the flows that stay
-// are still held to their shares (two of them: about half the seats each).
-func TestCoordinatorCapsTheFlowsThatStayAfterAMove(t *testing.T) {
-	f := newGoAwayFleet(t)
-	users := fullOf("heavy", "busy", 60)
-	for range 58 {
-		users = append(users, "busy2")
-	}
-	f.round(t, 1, 0, users...)
-	if !f.g.Closes(f.clk.now, f.clk.now, heavyFlow) {
-		t.Fatal("round 1: GoAway closes heavy = false, want true")
-	}
-	f.round(t, 2, 0, users...)
-	if admitted, seats, _ := f.admitBusy(t); admitted >= seats*3/4 {
-		t.Errorf("busy admitted %d of global-default's %d seats beside busy2; want under 3/4 of them (the flows that stay are still capped)", admitted, seats)
-	}
 }

@@ -38,16 +38,16 @@ const (
 	GoAwayRandom GoAwayMode = "random"
 	// GoAwayTargeted runs the shipping code: each replica's
 	// fleet.Coordinator aims its apf.TargetedGoAway (CoordinatorConfig.
-	// GoAway) at its heaviest flow while fleet.Overloaded and
-	// fleet.MoveHelps, and each request of a client holding a connection,
+	// GoAway) at the flows fleet.Steered finds worth moving, and each
+	// request of a client holding a connection,
 	// once dispatched or rejected, asks it (TargetedGoAway.Closes), as the
 	// middleware does: the response (at the rejection, or at the end of
 	// the execution) closes the connection the request came on, and if
 	// that is still the client's, its next request reconnects through the
-	// balancer. Without Config.Coordinate the Coordinators run every
-	// GoAway.Period for targeting only (CoordinatorConfig.TargetOnly: no
-	// fleet level limits, no caps; their borrowing adjustment runs at that
-	// period); with it, every CoordinationPeriod with both decisions.
+	// balancer. The Coordinators run every GoAway.Period: without
+	// Config.Coordinate for targeting only (CoordinatorConfig.TargetOnly:
+	// no fleet level limits, no caps; their borrowing adjustment runs at
+	// that period), with it with both decisions too.
 	GoAwayTargeted GoAwayMode = "targeted"
 )
 
@@ -62,8 +62,9 @@ type GoAway struct {
 	// Chance is the probability per request for GoAwayRandom (0 means
 	// UpstreamGoAwayChance); at most 0.02, kube-apiserver's bound.
 	Chance float64
-	// Period is GoAwayTargeted's TargetedGoAway interval, and its rounds'
-	// period without Config.Coordinate (0 means one second).
+	// Period is GoAwayTargeted's TargetedGoAway interval and its rounds'
+	// period, coordinated or not (0 means one second,
+	// fleet.DefaultSteeringPeriod).
 	Period time.Duration
 }
 
@@ -127,7 +128,8 @@ type Config struct {
 	// level limits (fleet.LevelLimits) and flow caps (fleet.FlowCaps,
 	// enforced by the controller's apf.FlowLimiter).
 	Coordinate bool
-	// CoordinationPeriod is 0 for fleet.DefaultPeriod (10 s).
+	// CoordinationPeriod is 0 for fleet.DefaultPeriod (10 s); with
+	// GoAwayTargeted the rounds run every GoAway.Period instead.
 	CoordinationPeriod time.Duration
 	// CapsWait has the caps of Coordinate make a flow's requests over its
 	// cap wait (apf.NewHoldingFlowLimiter) instead of refusing them.

@@ -16,11 +16,13 @@ type coordination struct {
 }
 
 // newController builds replica r's controller: with Config.Coordinate or
-// GoAwayTargeted, joined to the fleet's store with a Coordinator (run
-// every GoAway.Period for targeting only without Coordinate:
-// fleet.CoordinatorConfig.TargetOnly, no fleet level limits, no caps),
-// and with GoAwayTargeted an apf.TargetedGoAway, the Coordinator's,
-// closing at most one connection per GoAway.Period.
+// GoAwayTargeted, joined to the fleet's store with a Coordinator (for
+// targeting only without Coordinate: fleet.CoordinatorConfig.TargetOnly,
+// no fleet level limits, no caps), run every GoAway.Period with
+// GoAwayTargeted (steering needs fresh summaries), else every
+// CoordinationPeriod; with GoAwayTargeted an apf.TargetedGoAway, the
+// Coordinator's, closing at most one connection of a flow per
+// GoAway.Period.
 func (s *sim) newController(r *replica) (*apf.Controller, error) {
 	opts := apf.Options{ServerConcurrencyLimit: s.cfg.ServerConcurrencyLimit, Clock: s.clock, Observer: observer{rep: r}}
 	if !s.cfg.Coordinate && s.cfg.GoAway.Mode != GoAwayTargeted {
@@ -29,7 +31,7 @@ func (s *sim) newController(r *replica) (*apf.Controller, error) {
 	if s.store == nil {
 		s.store = fleet.NewMemoryStore()
 		s.period = s.cfg.CoordinationPeriod
-		if !s.cfg.Coordinate {
+		if !s.cfg.Coordinate || s.cfg.GoAway.Mode == GoAwayTargeted {
 			s.period = s.cfg.GoAway.Period
 		}
 	}

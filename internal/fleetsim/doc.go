@@ -23,9 +23,9 @@
 // client's next request opens a new one through the balancer: GoAwayRandom
 // closes a request's connection with a fixed chance (kube-apiserver's
 // --goaway-chance), GoAwayTargeted runs the shipping policy: each
-// replica's fleet.Coordinator aims an apf.TargetedGoAway at its heaviest
-// flow while fleet.Overloaded and fleet.MoveHelps, and the response to a
-// request of that flow, dispatched or rejected, closes the connection the
+// replica's fleet.Coordinator aims an apf.TargetedGoAway at the flows
+// fleet.Steered finds worth moving, and the response to a request of
+// such a flow, dispatched or rejected, closes the connection the
 // request came on, as the apf middleware does (a moved client's requests
 // still queued on its old replica close nothing of its new connection).
 //

@@ -29,8 +29,8 @@ type Fleet struct {
 	StaleAfter int
 	// Timeout bounds a round's Store calls; 0 is half the period.
 	Timeout time.Duration
-	// GoAway, if set, is targeted at this server's heaviest flow while it
-	// is over its fleet share (fleet.CoordinatorConfig.GoAway).
+	// GoAway, if set, is aimed at the flows of this server that a move
+	// helps (fleet.Steered, fleet.CoordinatorConfig.GoAway).
 	GoAway *apf.TargetedGoAway
 }
 

@@ -46,9 +46,11 @@ client keeps its connection (pinned), each request to the next replica
 flight (least-inflight). --goaway closes connections, making the client
 reconnect through the balancer: never (off), per request with
 a chance of --goaway-chance P (default 0.001, kube-apiserver's
-suggestion; at most 0.02, its bound) (random), or, every
-second, that of the heaviest flow on a replica with more than its part of
-the fleet's demand while another replica has idle seats (targeted).
+suggestion; at most 0.02, its bound) (random), or, at most once a second
+per flow, those of the flows that wait or are refused on their replica
+while they hold under their fleet fair share and some replica has none of
+them, or while another replica is less than half as pressed (targeted;
+its replicas exchange summaries every second).
 --coordinate=true has the replicas exchange, every 10 s, their flows'
 seats and demand (package apf/fleet, through an in-memory store) and cap
 each heavy flow on each replica at its fleet-wide fair share minus what
