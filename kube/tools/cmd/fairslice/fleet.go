@@ -19,7 +19,7 @@ const fleetUsage = `Usage:
                   [--balancer pinned|round-robin|least-inflight] [--duration D] [--seed S]
                   [--goaway off|random|targeted] [--goaway-chance P]
                   [--coordinate=false|true] [--caps-wait]
-  fairslice fleet --matrix [--duration D] [--caps-wait]
+  fairslice fleet --matrix [--duration D] [--seed S] [--caps-wait]
                   [-o text|json|yaml] [--svg FILE] [--html FILE]
 
 Fleet simulates N replicas of a server, each running API Priority and
@@ -93,6 +93,8 @@ one's rejectedWhileServersIdle, Jain, goodput and goaways, which of the
 bars targeted meets (R: rejections while the servers idle within 10%
 (+5) of the better random setting's; J: Jain >= 0.95; G: goodput >= 97%
 of the best; A: fewer GOAWAYs than random 0.02), and the count per mode.
+--seed S moves every cell to its seed plus S-1 (S defaults to 1: the
+cells' own seeds), to judge the steering on seeds it was not tuned on.
 
 Exit status: 0 success or help, 2 bad command line.
 
@@ -131,7 +133,7 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.goaway, "goaway", string(fleetsim.GoAwayOff), "GOAWAY: off, random or targeted")
 	fs.Float64Var(&f.goawayChance, "goaway-chance", fleetsim.UpstreamGoAwayChance, "chance `P` per request of --goaway random, more than 0 and at most 0.02")
 	fs.BoolVar(&f.capsWait, "caps-wait", false, "with --coordinate=true, a flow's requests over its cap wait instead of being refused")
-	fs.BoolVar(&f.matrix, "matrix", false, "run the steering matrix instead (see above); --duration and --caps-wait apply")
+	fs.BoolVar(&f.matrix, "matrix", false, "run the steering matrix instead (see above); --duration, --seed and --caps-wait apply")
 	fs.BoolVar(&f.coordinate, "coordinate", false, "replicas exchange demand and cap heavy flows at their fleet-wide fair share")
 }
 

@@ -66,15 +66,16 @@ type matrixReport struct {
 }
 
 // runMatrix runs every steering on every cell, uncoordinated and
-// coordinated, with the flags' duration and caps.
+// coordinated, with the flags' duration and caps, each cell's seed moved
+// by the flags' seed less 1.
 func (f fleetFlags) runMatrix(cells []matrixCell) (matrixReport, error) {
 	var rep matrixReport
 	for _, coordinate := range []bool{false, true} {
 		for _, cell := range cells {
-			row := matrixRow{Replicas: cell.Replicas, Pinned: cell.Pinned, Light: cell.Light, Spread: cell.Spread, Seed: cell.Seed, Coordinate: coordinate}
+			row := matrixRow{Replicas: cell.Replicas, Pinned: cell.Pinned, Light: cell.Light, Spread: cell.Spread, Seed: cell.Seed + f.seed - 1, Coordinate: coordinate}
 			for _, st := range steerings {
 				ff := f
-				ff.replicas, ff.pinned, ff.pinnedTo, ff.light, ff.seed = cell.Replicas, cell.Pinned, 0, cell.Light, cell.Seed
+				ff.replicas, ff.pinned, ff.pinnedTo, ff.light, ff.seed = cell.Replicas, cell.Pinned, 0, cell.Light, row.Seed
 				ff.spread = 0
 				if cell.Spread {
 					ff.spread = 1

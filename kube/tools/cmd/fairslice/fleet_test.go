@@ -264,10 +264,25 @@ func TestFleetPicture(t *testing.T) {
 // coordinated, under the four steerings in order, and the verdict
 // compares targeted against them as the bars say.
 func TestFleetMatrixRunsEverySteering(t *testing.T) {
-	ff := fleetFlags{duration: 15 * time.Second}
+	ff := fleetFlags{duration: 15 * time.Second, seed: 1}
 	rep, err := ff.runMatrix([]matrixCell{{Replicas: 3, Pinned: 2, Light: 1, Spread: true, Seed: 1}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// --seed S moves the cell's seed by S-1: the cell of seed 1 under
+	// --seed 6 is the cell of seed 6 under --seed 1.
+	ff.seed = 6
+	moved, err := ff.runMatrix([]matrixCell{{Replicas: 3, Pinned: 2, Light: 1, Spread: true, Seed: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ff.seed = 1
+	same, err := ff.runMatrix([]matrixCell{{Replicas: 3, Pinned: 2, Light: 1, Spread: true, Seed: 6}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(same, moved); d != "" || cmp.Equal(rep, moved) {
+		t.Errorf("--seed 6 on a cell of seed 1: differs from the cell of seed 6 (-want +got):\n%s\nor equals seed 1's", d)
 	}
 	if len(rep.Rows) != 2 || rep.Rows[0].Coordinate || !rep.Rows[1].Coordinate {
 		t.Fatalf("runMatrix(one cell) rows = %+v, want uncoordinated then coordinated", rep.Rows)
