@@ -110,7 +110,8 @@ func TestSteeredAtItsBoundaries(t *testing.T) {
 // limit, which coordination lowers on an idle replica.
 func TestSteeredCountsServerSeats(t *testing.T) {
 	own := steerAt("r0", 40, 100, flowAt("f", 20, 100))
-	peer := Summary{Replica: "r1", Flows: []FlowDemand{flowAt("f", 1, 1)}, Levels: []LevelDemand{
+	// Its workload-low flow asks for much, which does not press global-default.
+	peer := Summary{Replica: "r1", Flows: []FlowDemand{flowAt("f", 1, 1), {Level: "workload-low", Flow: "batch", Seats: 5, Demand: 500}}, Levels: []LevelDemand{
 		// 10 nominal + 30 lendable by workload-low = 40 server seats; its
 		// current limit lowered to 10. Demand 15: 15/40 is under half of
 		// own's 100/40; 15/10 is not.
