@@ -38,17 +38,21 @@ func ExampleFlowLimiter() {
 	// alice held a request; refused one
 }
 
-// A TargetedGoAway closes at most one connection of its target flow per
-// interval; give it to HandlerOptions.GoAway.
+// A TargetedGoAway closes at most one connection of each target flow per
+// interval; give it to HandlerOptions.GoAway. Package apf/fleet's
+// Coordinator sets the targets every round.
 func ExampleTargetedGoAway() {
 	g, err := apf.NewTargetedGoAway(time.Second)
 	if err != nil {
 		panic(err)
 	}
-	heavy := apf.FlowKey{PriorityLevel: "global-default", FlowSchema: "global-default", Distinguisher: "heavy"}
-	g.Target(heavy, true)
+	flow := func(user string) apf.FlowKey {
+		return apf.FlowKey{PriorityLevel: "global-default", FlowSchema: "global-default", Distinguisher: user}
+	}
+	g.SetTargets([]apf.FlowKey{flow("heavy"), flow("busy")})
 	t0 := time.Unix(0, 0)
 	t1, t2 := t0.Add(time.Millisecond), t0.Add(time.Second)
-	fmt.Println(g.Closes(t0, t0, heavy), g.Closes(t1, t1, heavy), g.Closes(t2, t2, heavy))
-	// Output: true false true
+	fmt.Println(g.Closes(t0, t0, flow("heavy")), g.Closes(t0, t0, flow("busy")), g.Closes(t1, t1, flow("heavy")),
+		g.Closes(t1, t1, flow("light")), g.Closes(t2, t2, flow("heavy")))
+	// Output: true true false false true
 }

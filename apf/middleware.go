@@ -35,8 +35,8 @@ type HandlerOptions struct {
 	// deadline; default DefaultRequestWaitLimit (15 s). Requests with a
 	// deadline may wait a quarter of it, at most a minute, as upstream.
 	DefaultWaitLimit time.Duration
-	// GoAway, beyond upstream, closes the HTTP/2 connection of the flow
-	// it targets (see TargetedGoAway); nil closes none.
+	// GoAway, beyond upstream, closes the HTTP/2 connections of the
+	// flows it targets (see TargetedGoAway); nil closes none.
 	GoAway *TargetedGoAway
 	// LoadMetricsHeader, beyond upstream, writes the endpoint-load-metrics
 	// response header (ORCA's TEXT format, see FormatLoadReport) with the
