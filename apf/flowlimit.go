@@ -2,6 +2,7 @@ package apf
 
 import (
 	"cmp"
+	"container/heap"
 	"slices"
 	"sync"
 	"time"
@@ -71,6 +72,7 @@ type FlowUsage struct {
 type FlowLimiter struct {
 	hold  bool // caps make requests wait (NewHoldingFlowLimiter)
 	mu    sync.Mutex
+	holds uint64 // requests held so far: the last one's holdSeq
 	flows map[FlowKey]*flowUse
 	caps  map[FlowKey]float64
 }
@@ -103,36 +105,80 @@ func NewHoldingFlowLimiter() *FlowLimiter {
 // SetCaps replaces the caps, in seats, by flow; nil removes them all.
 // Before it returns, the held requests that the new caps let through
 // have entered their queue sets, and those whose seats exceed their new
-// cap have been refused.
+// cap have been refused, one at a time in the order they were held,
+// across flows (not in the order of a map), so the same calls give the
+// same order. O(flows + released × log(flows holding)).
 func (l *FlowLimiter) SetCaps(caps map[FlowKey]float64) {
 	l.mu.Lock()
 	l.caps = caps
-	var holding []*flowUse
+	var holding heldHeads
 	for _, f := range l.flows {
 		if len(f.waiting) > 0 {
-			holding = append(holding, f)
+			holding = append(holding, heldHead{f, f.waiting[0].holdSeq})
 		}
 	}
+	heap.Init(&holding)
 	l.mu.Unlock()
-	for _, f := range holding {
-		l.settleFlow(f)
+	l.settle(&holding)
+}
+
+// settle lets the held requests of the flows in h through as their caps
+// allow, oldest first: a k-way merge of the flows' holds by arrival.
+// Each takes its level's lock (the level's lock before the limiter's, as
+// on the request path).
+func (l *FlowLimiter) settle(h *heldHeads) {
+	for h.Len() > 0 {
+		f := (*h)[0].f
+		l.mu.Lock()
+		if len(f.waiting) == 0 { // withdrawn or let through meanwhile
+			heap.Pop(h)
+			l.mu.Unlock()
+			continue
+		}
+		lv := f.waiting[0].lv
+		l.mu.Unlock()
+		lv.mu.Lock()
+		now := lv.c.clock.Now()
+		t, refuse := l.nextHeld(f, now)
+		switch {
+		case t == nil:
+		case refuse:
+			t.lv.rejectHeld(now, t, fairqueue.ReasonConcurrencyLimit)
+		default:
+			t.lv.enter(now, t)
+		}
+		lv.mu.Unlock()
+		l.mu.Lock()
+		if t == nil || len(f.waiting) == 0 {
+			heap.Pop(h) // its first held request cannot go yet
+		} else {
+			(*h)[0].seq = f.waiting[0].holdSeq
+			heap.Fix(h, 0)
+		}
+		l.mu.Unlock()
 	}
 }
 
-// settleFlow lets f's held requests through as its cap allows, taking
-// their level's lock (the level's lock before the limiter's, as on the
-// request path).
-func (l *FlowLimiter) settleFlow(f *flowUse) {
-	l.mu.Lock()
-	if len(f.waiting) == 0 {
-		l.mu.Unlock()
-		return
-	}
-	lv := f.waiting[0].lv
-	l.mu.Unlock()
-	lv.mu.Lock()
-	l.release(f, lv.c.clock.Now())
-	lv.mu.Unlock()
+// heldHead is a flow holding requests, by the arrival of its first held
+// request when it was last looked at.
+type heldHead struct {
+	f   *flowUse
+	seq uint64 // holdSeq of f's first held request
+}
+
+// heldHeads is a min-heap of flows by their first held request's
+// arrival (container/heap).
+type heldHeads []heldHead
+
+func (h heldHeads) Len() int           { return len(h) }
+func (h heldHeads) Less(i, j int) bool { return h[i].seq < h[j].seq }
+func (h heldHeads) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *heldHeads) Push(x any)        { *h = append(*h, x.(heldHead)) }
+func (h *heldHeads) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // release hands f's held requests, first come first, to their queue set
@@ -260,6 +306,8 @@ func (l *FlowLimiter) admit(t *ticket, now time.Time) admission {
 		return admitRefuse
 	}
 	f.accrue(now)
+	l.holds++
+	t.holdSeq = l.holds
 	f.waiting = append(f.waiting, t)
 	f.heldSeats += t.seats
 	t.flow = f

@@ -3,6 +3,7 @@ package apf
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -222,6 +223,73 @@ func TestFlowLimiterSetCapsSettlesHeld(t *testing.T) {
 		}
 		first.Finish()
 		c.Close()
+	}
+}
+
+// enqueueRecorder records the users whose requests enter a queue, in
+// order.
+type enqueueRecorder struct {
+	NopObserver
+	mu    sync.Mutex
+	users []string
+}
+
+func (o *enqueueRecorder) Enqueued(ev RequestEvent, _ int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.users = append(o.users, ev.Request.User.Name)
+}
+
+func (o *enqueueRecorder) take() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	u := o.users
+	o.users = nil
+	return u
+}
+
+// TestFlowLimiterSetCapsReleasesInArrivalOrder: the held requests that
+// SetCaps lets through enter the queue set in the order they arrived,
+// across flows, whatever the order of the limiter's flows.
+func TestFlowLimiterSetCapsReleasesInArrivalOrder(t *testing.T) {
+	obs := &enqueueRecorder{}
+	fl := NewHoldingFlowLimiter()
+	c, err := New(mustDecode(t, testConfigYAML), Options{ServerConcurrencyLimit: 100, Clock: newFakeClock(), FlowLimiter: fl, Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	users := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	caps := map[FlowKey]float64{}
+	for _, u := range users {
+		caps[FlowKey{"work", "tenants", u}] = 1
+	}
+	fl.SetCaps(caps)
+	ctx := context.Background()
+	for _, u := range users {
+		tk, err := c.Wait(ctx, tenant(u), nil)
+		if err != nil {
+			t.Fatalf("%s's first request: %v", u, err)
+		}
+		defer tk.Finish()
+	}
+	heldOrder := append(append([]string{}, users...), "c", "a") // two flows hold a second request
+	var waiters []chan waitResult
+	for i, u := range heldOrder {
+		waiters = append(waiters, waitSeats(ctx, c, u, 1))
+		waitFor(t, func() bool { return held(c) == i+1 })
+	}
+	obs.take()
+	fl.SetCaps(nil)
+	if d := cmp.Diff(heldOrder, obs.take()); d != "" {
+		t.Errorf("held requests entering the queue set after SetCaps(nil) (-arrival order +entered):\n%s", d)
+	}
+	for _, w := range waiters {
+		r := recv(t, w, "held request")
+		if r.err != nil {
+			t.Fatalf("held request: %v", r.err)
+		}
+		r.t.Finish()
 	}
 }
 

@@ -33,7 +33,8 @@ type ticket struct {
 
 	queued bool // entered a queue (set under lv.mu)
 
-	flow *flowUse // counted by Options.FlowLimiter; nil: not
+	flow    *flowUse // counted by Options.FlowLimiter; nil: not
+	holdSeq uint64   // its arrival among the requests the FlowLimiter held
 	// reject is the reason the request is rejected after its waiter was
 	// left waiting (refused by the hook at dispatch, or rejected on
 	// leaving the hook's hold), set before the waiter is woken; "" if
@@ -98,7 +99,7 @@ func (c *Controller) newTicket() *ticket {
 // finished with its seats released.
 func (c *Controller) recycle(t *ticket) {
 	t.lv, t.ready, t.cl, t.req, t.seats, t.queued, t.flow, t.reject = nil, nil, Classification{}, nil, 0, false, nil, ""
-	t.hash, t.work, t.arrived = 0, fairqueue.WorkEstimate{}, time.Time{}
+	t.hash, t.work, t.arrived, t.holdSeq = 0, fairqueue.WorkEstimate{}, time.Time{}, 0
 	t.r = fairqueue.Request{}
 	c.tickets.Put(t)
 }

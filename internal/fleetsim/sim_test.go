@@ -365,3 +365,30 @@ func TestRunCapsWaitServeMore(t *testing.T) {
 		checkAccounts(t, cfg, waiting)
 	}
 }
+
+// TestRunCapsWaitIsDeterministic: with caps that hold requests, as
+// without, the same Config gives the same Result, run after run. Small
+// replicas under heavy pinned flows, coordinated with targeted GOAWAY,
+// have the caps of several flows holding requests rise in one round.
+func TestRunCapsWaitIsDeterministic(t *testing.T) {
+	cfg := spreadAndPinned(3)
+	cfg.ServerConcurrencyLimit = 10
+	for i := range cfg.Flows {
+		cfg.Flows[i].Rate /= 5
+	}
+	cfg.Balancer, cfg.GoAway, cfg.Coordinate, cfg.CapsWait = BalancerPinned, GoAway{Mode: GoAwayTargeted}, true, true
+	cfg.Duration, cfg.Warmup = 30*time.Second, 7500*time.Millisecond
+	first, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		res, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(first, res); d != "" {
+			t.Fatalf("run %d (-first +this):\n%s", i+2, d)
+		}
+	}
+}
