@@ -55,7 +55,8 @@ type Options struct {
 	// utilflowcontrol.ConfigConsumerAsFieldManager.
 	FieldManager string
 	// AdjustPeriod is Run's borrowing adjustment period; 0 is upstream's
-	// BorrowingAdjustmentPeriod (10 s).
+	// BorrowingAdjustmentPeriod (10 s). With Fleet, Fleet.Period decides
+	// (by default this period, or 1 s with Fleet.GoAway).
 	AdjustPeriod time.Duration
 	// Adaptive, beyond upstream, makes the total seats divided among the
 	// priority levels follow the execution latency the controller
@@ -135,13 +136,16 @@ func NewWithOptions(informerFactory kubeinformers.SharedInformerFactory, flowcon
 }
 
 // checkOptions reports every problem of opts at once: a negative
-// AdjustPeriod, Fleet with Adaptive, and what apf refuses of the options
+// AdjustPeriod or Fleet.Period, Fleet with Adaptive, and what apf refuses of the options
 // passed on to it (the server concurrency limit, the queue set's service
 // duration, Adaptive's bounds).
 func checkOptions(serverConcurrencyLimit int, opts Options) error {
 	var errs []error
 	if opts.AdjustPeriod < 0 {
 		errs = append(errs, fmt.Errorf("flowcontrol: Options.AdjustPeriod=%v must not be negative", opts.AdjustPeriod))
+	}
+	if opts.Fleet != nil && opts.Fleet.Period < 0 {
+		errs = append(errs, fmt.Errorf("flowcontrol: Options.Fleet.Period=%v must not be negative", opts.Fleet.Period))
 	}
 	if opts.Fleet != nil && opts.Adaptive != nil {
 		// Both move the current limits: the fleet's borrowing is computed
@@ -166,7 +170,7 @@ func newController(flowcontrolClient flowcontrolclient.FlowcontrolV1Interface, o
 		clock:           opts.Clock,
 		client:          flowcontrolClient,
 		fieldManager:    opts.FieldManager,
-		period:          opts.AdjustPeriod,
+		period:          runPeriod(opts),
 		rng:             rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1)),
 	}
 	if c.clock == nil {
@@ -174,9 +178,6 @@ func newController(flowcontrolClient flowcontrolclient.FlowcontrolV1Interface, o
 	}
 	if c.fieldManager == "" {
 		c.fieldManager = utilflowcontrol.ConfigConsumerAsFieldManager
-	}
-	if c.period == 0 {
-		c.period = BorrowingAdjustmentPeriod
 	}
 	c.obs = newObserver(c)
 	return c

@@ -12,9 +12,9 @@ import (
 	"github.com/fairslice/fairslice/flowschema"
 )
 
-// Fleet configures the coordination of Options.Fleet: every adjustment
-// period Run runs a fleet.Coordinator round instead of the plain
-// borrowing adjustment, publishing this server's summary to Store and
+// Fleet configures the coordination of Options.Fleet: every Period Run
+// runs a fleet.Coordinator round instead of the plain borrowing
+// adjustment, publishing this server's summary to Store and
 // applying the fleet's level limits and per-flow caps (package
 // apf/fleet). With no peers, or Store unreachable, every decision is the
 // plain adjustment's. Store is called only from Run's adjustment
@@ -27,6 +27,13 @@ type Fleet struct {
 	Store fleet.Store
 	// StaleAfter is fleet.ExchangeConfig.StaleAfter.
 	StaleAfter int
+	// Period is how often Run runs a round (the round includes the
+	// borrowing adjustment). 0 is Options.AdjustPeriod if that is set;
+	// else, with GoAway, fleet.DefaultSteeringPeriod (1 s), because
+	// steering needs fresh summaries: a round every 10 s moves a waiting
+	// client 10 s late and judges it on a summary of where it was; else
+	// BorrowingAdjustmentPeriod.
+	Period time.Duration
 	// Timeout bounds a round's Store calls; 0 is half the period.
 	Timeout time.Duration
 	// GoAway, if set, is aimed at the flows of this server that a move
@@ -37,6 +44,20 @@ type Fleet struct {
 // fleetRun is the Coordinator of Options.Fleet.
 type fleetRun struct {
 	co *fleet.Coordinator
+}
+
+// runPeriod is how often Run adjusts the borrowing, or runs a fleet
+// round with opts.Fleet (see Fleet.Period).
+func runPeriod(opts Options) time.Duration {
+	switch {
+	case opts.Fleet != nil && opts.Fleet.Period > 0:
+		return opts.Fleet.Period
+	case opts.AdjustPeriod > 0:
+		return opts.AdjustPeriod
+	case opts.Fleet != nil && opts.Fleet.GoAway != nil:
+		return fleet.DefaultSteeringPeriod
+	}
+	return BorrowingAdjustmentPeriod
 }
 
 // joinFleet builds the apf.Controller joined to the fleet of f

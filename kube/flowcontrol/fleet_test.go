@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/fairslice/fairslice/apf"
@@ -45,4 +47,57 @@ func TestFleetOptionErrors(t *testing.T) {
 		}
 	}
 	var _ fleet.Store = (*fleetlease.Store)(nil)
+}
+
+// TestFleetRoundPeriod: a fleet with a GoAway runs its rounds every
+// second by default (steering needs fresh summaries), not every
+// adjustment period of upstream's 10 s; Fleet.Period, then
+// Options.AdjustPeriod, override that default.
+func TestFleetRoundPeriod(t *testing.T) {
+	g, err := apf.NewTargetedGoAway(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := fleet.NewMemoryStore()
+	withFleet := func(adjust, period time.Duration, goAway *apf.TargetedGoAway) Options {
+		return Options{AdjustPeriod: adjust, Fleet: &Fleet{Replica: "a", Store: store, Period: period, GoAway: goAway}}
+	}
+	cases := map[string]Options{
+		"alone":                              {},
+		"alone, AdjustPeriod 3s":             {AdjustPeriod: 3 * time.Second},
+		"fleet":                              withFleet(0, 0, nil),
+		"fleet, AdjustPeriod 3s":             withFleet(3*time.Second, 0, nil),
+		"fleet, Period 500ms":                withFleet(0, 500*time.Millisecond, nil),
+		"fleet with GoAway":                  withFleet(0, 0, g),
+		"fleet with GoAway, AdjustPeriod 3s": withFleet(3*time.Second, 0, g),
+		"fleet with GoAway, Period 2s":       withFleet(3*time.Second, 2*time.Second, g),
+	}
+	want := map[string]time.Duration{
+		"alone":                              10 * time.Second,
+		"alone, AdjustPeriod 3s":             3 * time.Second,
+		"fleet":                              10 * time.Second,
+		"fleet, AdjustPeriod 3s":             3 * time.Second,
+		"fleet, Period 500ms":                500 * time.Millisecond,
+		"fleet with GoAway":                  time.Second,
+		"fleet with GoAway, AdjustPeriod 3s": 3 * time.Second,
+		"fleet with GoAway, Period 2s":       2 * time.Second,
+	}
+	got := map[string]time.Duration{}
+	for name, opts := range cases {
+		client := fake.NewClientset()
+		c, err := NewWithOptions(informers.NewSharedInformerFactory(client, 0), client.FlowcontrolV1(), 10, opts)
+		if err != nil {
+			t.Fatalf("%s: NewWithOptions = %v", name, err)
+		}
+		got[name] = c.period
+		c.queue.ShutDown() // Run would, at its end
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Run's period (-want +got):\n%s", diff)
+	}
+	client := fake.NewClientset()
+	_, err = NewWithOptions(informers.NewSharedInformerFactory(client, 0), client.FlowcontrolV1(), 10, withFleet(0, -time.Second, g))
+	if err == nil || !strings.Contains(err.Error(), "Options.Fleet.Period=-1s") {
+		t.Errorf("NewWithOptions with Fleet.Period -1s = %v, want an error naming Options.Fleet.Period=-1s", err)
+	}
 }
