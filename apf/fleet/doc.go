@@ -99,8 +99,16 @@
 // goodput and by rejections while the servers' seats idle, not against
 // the limits it sets.
 //
-// Steering moves clients only where their balancer sends a new
-// connection and only on HTTP/2 (an HTTP/1 client keeps its connection).
+// Steering was chosen on the simulator's clients, which send requests
+// whatever their answers and leave a backlog queued where they were. A
+// closed-loop client (a fixed set of workers on one connection, as
+// client-go's are) leaves none: its demand follows its connection, and on
+// real servers (three replicas, three such clients pinned to one) the
+// rule moves every heavy client about once a round, serving 60–80% more
+// than without GOAWAY but rejecting hundreds of requests while a third
+// of the seats idle. Steering moves clients only where their balancer
+// sends a new connection and only on HTTP/2 (an HTTP/1 client keeps its
+// connection).
 // It sees a replica's MaxTopFlows heaviest flows only; a peer busy with
 // flows outside its top ones looks as if it lacked the flow moved there.
 // Where coordination alone already gives every flow its share (heavy
