@@ -89,7 +89,17 @@ type Flow struct {
 	// moves it. Clients must then be 0 or 1.
 	Pinned  bool
 	Replica int
+	// Workers, if more than 0, makes each of the flow's clients a closed
+	// loop of that many workers, as a client with a fixed pool of workers
+	// on one connection is: a worker sends its next request when its last
+	// one is answered, at once after a success and ClosedLoopRetry after a
+	// rejection; Rate is then ignored. 0: the open loop of Rate.
+	Workers int
 }
+
+// ClosedLoopRetry is how long a closed-loop worker (Flow.Workers) waits
+// after a rejection before it sends again.
+const ClosedLoopRetry = 20 * time.Millisecond
 
 // Config is a fleet simulation.
 type Config struct {
@@ -230,6 +240,9 @@ func (c *Config) validate() error {
 		}
 		if f.Execution <= 0 {
 			bad("Config.Flows[%d].Execution=%v must be positive", i, f.Execution)
+		}
+		if f.Workers < 0 {
+			bad("Config.Flows[%d].Workers=%d must not be negative", i, f.Workers)
 		}
 		if f.Clients < 0 || (f.Pinned && f.Clients > 1) {
 			bad("Config.Flows[%d].Clients=%d, want 0 or more (0 or 1 when pinned)", i, f.Clients)

@@ -43,7 +43,7 @@ type Result struct {
 type FlowResult struct {
 	Name string
 	// Demand is the seats the flow would hold unhindered (Rate × Seats ×
-	// Execution) and Lands the replicas its requests could reach: those
+	// Execution; Clients × Workers × Seats for a closed loop) and Lands the replicas its requests could reach: those
 	// its long-lived connections were on when GOAWAY is off, else all.
 	Demand float64
 	Lands  []int
@@ -95,6 +95,9 @@ func (s *sim) result() (*Result, error) {
 			seats = min(seats, m)
 		}
 		demands[i].Seats = f.Rate * float64(seats) * f.Execution.Seconds()
+		if f.Workers > 0 { // a closed loop holds at most its workers' seats
+			demands[i].Seats = float64(max(1, f.Clients) * f.Workers * seats)
+		}
 		if s.cfg.GoAway.Mode == GoAwayOff {
 			for r := range s.flows[i].lands {
 				demands[i].Replicas = append(demands[i].Replicas, r)

@@ -91,6 +91,9 @@ type client struct {
 	sticky bool // keeps a connection: pinned, or BalancerPinned
 	conn   int  // the replica its connection is on; -1: none open
 	conns  int  // connections opened so far, the current one's number
+	// workers: a closed loop (Flow.Workers): each answer sends the next
+	// request, not the Poisson process of rate.
+	workers bool
 }
 
 // flowStats is what happened to one flow's requests.
@@ -170,6 +173,13 @@ func (s *sim) start() error {
 				s.flows[fi].lands[cl.conn] = true
 			}
 			s.clients = append(s.clients, cl)
+			if f.Workers > 0 {
+				cl.workers = true
+				for range f.Workers {
+					s.clock.AfterFunc(0, func() { s.arrive(cl) })
+				}
+				continue
+			}
 			s.scheduleArrival(cl)
 		}
 	}
@@ -210,9 +220,14 @@ func (s *sim) scheduleArrival(cl *client) {
 	}
 }
 
-// arrive sends one request of cl and schedules the next.
+// arrive sends one request of cl and, in an open loop, schedules the
+// next.
 func (s *sim) arrive(cl *client) {
-	s.scheduleArrival(cl)
+	if !cl.workers {
+		s.scheduleArrival(cl)
+	} else if !s.clock.Now().Before(s.end) {
+		return
+	}
 	f := &s.cfg.Flows[cl.flow]
 	rq := &request{client: cl, req: flowRequest(f.Name), ctx: newWaitCtx(), done: make(chan waitResult, 1)}
 	rq.replica = s.replicas[s.route(cl)]
@@ -299,7 +314,7 @@ func (s *sim) ended(rq *request, res waitResult) {
 		}
 		s.rejected(rq)
 		s.askGoAway(rq)
-		s.respond(rq)
+		s.respond(rq, false)
 		return
 	}
 	s.askGoAway(rq)
@@ -387,7 +402,7 @@ func (s *sim) finish(rq *request) {
 	rq.ticket.Finish()
 	rq.replica.executing -= rq.seats
 	rq.replica.inflight--
-	s.respond(rq)
+	s.respond(rq, true)
 }
 
 // askGoAway asks rq's replica, as the middleware does once Wait has
@@ -397,10 +412,18 @@ func (s *sim) askGoAway(rq *request) {
 	rq.goAway = g != nil && rq.client.sticky && g.Closes(s.clock.Now(), rq.arrived, s.keys[rq.client.flow])
 }
 
-// respond answers rq: a response carrying a GOAWAY closes the connection
-// rq came on, and if that is still its client's, the client's next
-// request reconnects.
-func (s *sim) respond(rq *request) {
+// respond answers rq, served (ok) or rejected: a response carrying a
+// GOAWAY closes the connection rq came on, and if that is still its
+// client's, the client's next request reconnects; a closed-loop worker
+// sends its next request.
+func (s *sim) respond(rq *request, ok bool) {
+	if rq.client.workers {
+		cl, wait := rq.client, ClosedLoopRetry
+		if ok {
+			wait = 0
+		}
+		s.clock.AfterFunc(wait, func() { s.arrive(cl) })
+	}
 	if !rq.goAway || rq.conn != rq.client.conns || rq.client.conn < 0 {
 		return
 	}

@@ -392,3 +392,25 @@ func TestRunCapsWaitIsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestRunClosedLoopHoldsItsWorkers: a closed loop of 3 workers on a
+// replica with seats to spare keeps exactly 3 requests executing: each
+// worker sends its next request when the last one ends, so over the 8
+// measured seconds of 1 s requests it sends 24 and executes 24
+// seat-seconds, and its demand is its 3 workers' seats.
+func TestRunClosedLoopHoldsItsWorkers(t *testing.T) {
+	res, err := Run(Config{Replicas: 1, ServerConcurrencyLimit: 50, Duration: 10 * time.Second, Warmup: 2 * time.Second,
+		Flows: []Flow{{Name: "loop", Rate: 1000, Execution: time.Second, Workers: 3}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Flows[0]
+	got := []float64{float64(f.Requests), f.SeatSeconds, f.Demand}
+	if d := cmp.Diff([]float64{24, 24, 3}, got); d != "" {
+		t.Errorf("requests, seat-seconds, demand (-want +got):\n%s", d)
+	}
+	if _, err := Run(Config{Replicas: 1, ServerConcurrencyLimit: 50, Duration: time.Second,
+		Flows: []Flow{{Name: "loop", Execution: time.Second, Workers: -1}}}); err == nil || !strings.Contains(err.Error(), "Workers=-1") {
+		t.Errorf("Workers -1: error %v, want one naming Workers=-1", err)
+	}
+}

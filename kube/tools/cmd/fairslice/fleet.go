@@ -18,8 +18,8 @@ const fleetUsage = `Usage:
   fairslice fleet --replicas N [--spread K] [--pinned M] [--pinned-to R] [--light L]
                   [--balancer pinned|round-robin|least-inflight] [--duration D] [--seed S]
                   [--goaway off|random|targeted] [--goaway-chance P]
-                  [--coordinate=false|true] [--caps-wait]
-  fairslice fleet --matrix [--duration D] [--seed S] [--caps-wait]
+                  [--coordinate=false|true] [--caps-wait] [--workers W]
+  fairslice fleet --matrix [--duration D] [--seed S] [--caps-wait] [--workers W]
                   [-o text|json|yaml] [--svg FILE] [--html FILE]
 
 Fleet simulates N replicas of a server, each running API Priority and
@@ -96,6 +96,13 @@ of the best; A: fewer GOAWAYs than random 0.02), and the count per mode.
 --seed S moves every cell to its seed plus S-1 (S defaults to 1: the
 cells' own seeds), to judge the steering on seeds it was not tuned on.
 
+--workers W makes every client of the spread and pinned flows a closed
+loop of W workers, as a client with a pool of workers on one connection
+is: a worker sends its next request when the last is answered (20 ms
+after a rejection); the flow's demand is then W seats per client. By
+default (0) clients send at their rate whatever the answers, and a moved
+client's requests queued where it was stay there.
+
 Exit status: 0 success or help, 2 bad command line.
 
 Flags:
@@ -119,6 +126,7 @@ type fleetFlags struct {
 	goawayChance                              float64
 	capsWait                                  bool
 	matrix                                    bool
+	workers                                   int
 }
 
 func (f *fleetFlags) register(fs *flag.FlagSet) {
@@ -133,7 +141,8 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.goaway, "goaway", string(fleetsim.GoAwayOff), "GOAWAY: off, random or targeted")
 	fs.Float64Var(&f.goawayChance, "goaway-chance", fleetsim.UpstreamGoAwayChance, "chance `P` per request of --goaway random, more than 0 and at most 0.02")
 	fs.BoolVar(&f.capsWait, "caps-wait", false, "with --coordinate=true, a flow's requests over its cap wait instead of being refused")
-	fs.BoolVar(&f.matrix, "matrix", false, "run the steering matrix instead (see above); --duration, --seed and --caps-wait apply")
+	fs.BoolVar(&f.matrix, "matrix", false, "run the steering matrix instead (see above); --duration, --seed, --workers and --caps-wait apply")
+	fs.IntVar(&f.workers, "workers", 0, "make each client of the spread and pinned flows a closed loop of `W` workers (0: open loop)")
 	fs.BoolVar(&f.coordinate, "coordinate", false, "replicas exchange demand and cap heavy flows at their fleet-wide fair share")
 }
 
@@ -148,6 +157,8 @@ func (f *fleetFlags) check() error {
 		return fmt.Errorf("--pinned-to %d: want a replica, 0 to %d", f.pinnedTo, f.replicas-1)
 	case f.duration <= 0:
 		return fmt.Errorf("--duration %v: want a positive duration", f.duration)
+	case f.workers < 0:
+		return fmt.Errorf("--workers %d: want 0 or more", f.workers)
 	case !(f.goawayChance > 0 && f.goawayChance <= 0.02):
 		return fmt.Errorf("--goaway-chance %v: want more than 0 and at most 0.02", f.goawayChance)
 	}
@@ -194,14 +205,14 @@ func (f *fleetFlags) config() (fleetsim.Config, []string) {
 		kinds = append(kinds, kind)
 	}
 	for range f.spread {
-		add("spread", fleetsim.Flow{Rate: heavy, Clients: 2 * n})
+		add("spread", fleetsim.Flow{Rate: heavy, Clients: 2 * n, Workers: f.workers})
 	}
 	for i := range f.pinnedFlows() {
 		r := i % n
 		if f.pinnedTo >= 0 {
 			r = f.pinnedTo
 		}
-		add("pinned", fleetsim.Flow{Rate: heavy, Pinned: true, Replica: r})
+		add("pinned", fleetsim.Flow{Rate: heavy, Pinned: true, Replica: r, Workers: f.workers})
 	}
 	for range f.light {
 		add("light", fleetsim.Flow{Rate: light, Clients: n})
