@@ -210,6 +210,7 @@ func TestFleetRefusesBadFlags(t *testing.T) {
 		{[]string{"--duration", "0s"}, exitUsage, "--duration 0s"},
 		{[]string{"--goaway-chance", "0.03"}, exitUsage, "--goaway-chance 0.03"},
 		{[]string{"--goaway-chance", "0"}, exitUsage, "--goaway-chance 0"},
+		{[]string{"--workers", "-1"}, exitUsage, "--workers -1"},
 		{[]string{"--spread", "0", "--pinned", "0"}, exitUsage, "no flows"},
 		{[]string{"extra"}, exitUsage, `unexpected argument "extra"`},
 	}
