@@ -54,7 +54,9 @@ func Steered(own Summary, peers []Summary) []FlowDemand {
 	for _, level := range flowLevels(own) {
 		capacity := levelSeats(level, all)
 		names, demands := flowDemands(level, all)
-		for i := range demands {
+		present := make(map[string]int, len(names)) // replicas where the flow asks for seats
+		for i, name := range names {
+			present[name] = len(demands[i].Replicas)
 			demands[i].Replicas = nil // anywhere: a move can take a flow to any replica
 		}
 		alloc, err := MaxMinFair(capacity, demands)
@@ -65,12 +67,11 @@ func Steered(own Summary, peers []Summary) []FlowDemand {
 		for i, name := range names {
 			share[name] = alloc[i]
 		}
-		held, present := map[string]float64{}, map[string]int{}
+		held := map[string]float64{}
 		for _, s := range all {
 			for _, f := range s.Flows {
 				if f.Level == level && f.Demand > 0 {
 					held[f.Flow] += f.Seats
-					present[f.Flow]++
 				}
 			}
 		}

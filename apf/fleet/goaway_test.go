@@ -49,6 +49,7 @@ func TestSteered(t *testing.T) {
 	}{
 		{"alone", busyOwn, nil, nil},
 		{"a peer idles: every waiting flow", busyOwn, []Summary{steerAt("r1", 33, 3, light)}, []string{"heavy", "other"}},
+		{"sorted by name", steerAt("r0", 33, 593, other, heavy, light), []Summary{steerAt("r1", 33, 3, light)}, []string{"heavy", "other"}},
 		{"the peers as busy with the same flows", busyOwn,
 			[]Summary{steerAt("r1", 33, 593, heavy, other, light), steerAt("r2", 33, 593, heavy, other, light)}, nil},
 		{"the peers as busy, one without heavy, which holds under its share", steerAt("r0", 33, 593, flowAt("heavy", 10, 300), other, light),
